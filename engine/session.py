@@ -12,6 +12,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from .allocator import keep_freed_memory
 from .errors import FailedPreconditionError, InvalidArgumentError
 from .graph import Operation, Tensor, get_default_graph
 from .graph import _stack as _graph_stack
@@ -151,6 +152,7 @@ class Session:
     """``tf.Session``: ``run(fetches, feed_dict)`` with nested fetches; a context manager."""
 
     def __init__(self, target="", graph=None, config=None):
+        keep_freed_memory()
         self.graph = graph or get_default_graph()
         self._state = SessionState(self.graph)
         self._plans: dict = {}
