@@ -3,6 +3,7 @@
     python -m bench.run                 # every workload, every installed framework
     python -m bench.run tiny mlp        # some workloads
     python -m bench.run --quick         # fewer samples (a smoke run)
+    python -m bench.run startup memory  # start-up of python -m runner; peak memory (bench/process.py)
 
 The machine is shared and noisy: compare the ratios of one run, not times across runs.
 """
@@ -14,7 +15,11 @@ import statistics
 import sys
 import time
 
+from . import process
 from .workloads import WORKLOADS, Unavailable
+
+# Measured in fresh processes (bench/process.py) rather than by timing a step function.
+PROCESS_WORKLOADS = ("startup", "memory")
 
 
 def _time_per_call(step, min_sample_s, samples):
@@ -45,14 +50,39 @@ def _fmt(seconds):
     return f"{seconds * 1e3:8.2f} ms"
 
 
+def _print_rows(label, results):
+    """One line per framework: its median (or why it is missing) and its ratio to gradpipe."""
+    base = results.get("gradpipe")
+    for fw, value in results.items():
+        if isinstance(value, str):
+            print(f"{label:<22}{fw:<16}{value}")
+            continue
+        ratio = f"{value / base:10.2f}x" if isinstance(base, float) else ""
+        print(f"{label:<22}{fw:<16}{_fmt(value):>12}{ratio:>14}")
+    sys.stdout.flush()
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("workloads", nargs="*", default=list(WORKLOADS))
+    names = [*WORKLOADS, *PROCESS_WORKLOADS]
+    parser.add_argument("workloads", nargs="*", default=names, choices=names)
     parser.add_argument("--quick", action="store_true")
     args = parser.parse_args(argv)
     samples, min_s = (3, 0.05) if args.quick else (7, 0.2)
     print(f"{'workload':<22}{'framework':<16}{'median':>12}{'vs gradpipe':>14}")
+    memory_table = None
     for name in args.workloads:
+        if name == "startup":
+            try:
+                results = process.startup(runs=samples)
+            except Exception as exc:  # the other workloads still run
+                results = {"gradpipe": f"failed ({type(exc).__name__}: {exc})"}
+            _print_rows("startup", results)
+            continue
+        if name == "memory":
+            frameworks = ["gradpipe", "numpy"] if args.quick else None
+            memory_table = process.format_memory(process.memory(frameworks=frameworks))
+            continue
         make, sizes, frameworks = WORKLOADS[name]
         for size in sizes:
             label = name if size is None else f"{name}[{size:g}]"
@@ -65,14 +95,10 @@ def main(argv=None):
                     results[fw] = f"skipped ({exc})"
                 except Exception as exc:  # a broken variant must not hide the others
                     results[fw] = f"failed ({type(exc).__name__}: {exc})"
-            base = results.get("gradpipe")
-            for fw, value in results.items():
-                if isinstance(value, str):
-                    print(f"{label:<22}{fw:<16}{value}")
-                    continue
-                ratio = f"{value / base:10.2f}x" if isinstance(base, float) else ""
-                print(f"{label:<22}{fw:<16}{_fmt(value):>12}{ratio:>14}")
-            sys.stdout.flush()
+            _print_rows(label, results)
+    if memory_table is not None:
+        print()
+        print(memory_table)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,288 @@
+"""Measurements that need a fresh process: start-up time of ``python -m runner`` and peak memory.
+
+Start-up (issue 6: "``python -m runner`` to its first training step: under 0.8 s"). Each sample
+launches ``python -m runner train.steps=1 hydra.run.dir=TMP`` with the default config and takes
+the modification time of ``metrics.jsonl`` (written once, right after step 1: with one step the
+first step is also the last, which is always logged) minus the wall-clock time just before the
+launch. Records carry no wall-clock times (runs must be reproducible bit for bit), so the file's
+mtime is the timestamp; its clock is the kernel's coarse real-time clock, a few ms at most behind
+``time.time()``. The process's exit is reported beside it: after the step the runner writes the
+checkpoint and summary and, when matplotlib is installed, draws loss.png (about 0.8 s here), so
+exit time is not a measure of the first step. Children get a private bytecode cache
+(``PYTHONPYCACHEPREFIX``, warmed by one uncounted run), as an installed package has: a source
+tree never compiled (``PYTHONDONTWRITEBYTECODE``) spends about 0.2 s more compiling it.
+
+Peak memory (issue 6: "peak memory of the 1e7 Adam benchmark at most 1.3x the bytes of
+parameters, gradients and slots"). A child process imports the framework, records its baseline,
+then builds the workload (``workloads.adam_clip``: the harness's parameter and gradient arrays,
+then the framework's own state) and runs a few steps. The peak above the baseline covers
+everything the benchmark allocates, including the two input arrays, and is divided by
+4 x 4 bytes x size (float32 parameters, gradients and Adam's two slots). Two ways of counting:
+
+- ``tracemalloc``: numpy reports its data buffers to tracemalloc, so for numpy-based variants
+  (gradpipe, numpy) the peak is exact, and the allocation sites alive at the highest point are
+  shown (summarised each time traced memory reaches a new high during the steps).
+- ``rss``: the resident set's high-water mark (``VmHWM``, reset through ``/proc/self/clear_refs``
+  at the baseline) for every framework; it also counts pages the allocator has not returned to
+  the system. Linux only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import tracemalloc
+from importlib.util import find_spec
+from pathlib import Path
+
+from .workloads import WORKLOADS, Unavailable
+
+REPO = Path(__file__).resolve().parent.parent
+MB = 1_000_000  # the issue counts 1e7 float32 parameters, gradients and slots as 160 MB
+
+# Arrays of the parameters' size that the optimizer's state needs: parameters, gradients, slots.
+STATE_ARRAYS = {"adam_clip": 4}
+
+
+# -- start-up -----------------------------------------------------------------------------
+
+
+def _child_env(pycache: str) -> dict:
+    env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env["PYTHONPYCACHEPREFIX"] = pycache
+    return env
+
+
+def _launch(cmd: list[str], cwd: str, env: dict) -> tuple[float, float]:
+    """(wall-clock time just before the launch, seconds until the process exited)."""
+    t0 = time.time()
+    proc = subprocess.run(cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL,
+                          stderr=subprocess.PIPE, text=True)
+    elapsed = time.time() - t0
+    if proc.returncode != 0:
+        tail = "\n".join(proc.stderr.strip().splitlines()[-5:])
+        raise RuntimeError(f"{' '.join(cmd)} exited with {proc.returncode}: {tail}")
+    return t0, elapsed
+
+
+def startup(runs: int = 5, python: str | None = None) -> dict[str, float | str]:
+    """Median seconds from launching ``python -m runner train.steps=1`` to its first step
+    (``gradpipe``) and to its exit (``gradpipe_exit``), with the import of torch and of jax in
+    the same conditions for scale (skipped when not installed)."""
+    python = python or sys.executable
+    results: dict[str, float | str] = {}
+    with tempfile.TemporaryDirectory(prefix="gradpipe-startup-") as tmp:
+        env = _child_env(os.path.join(tmp, "pycache"))
+        first, exits = [], []
+        for i in range(runs + 1):
+            run_dir = Path(tmp) / f"run{i}"
+            cmd = [python, "-m", "runner", "train.steps=1", f"hydra.run.dir={run_dir}"]
+            t0, elapsed = _launch(cmd, tmp, env)
+            if i == 0:
+                continue  # fills the bytecode cache
+            first.append(os.stat(run_dir / "metrics.jsonl").st_mtime_ns / 1e9 - t0)
+            exits.append(elapsed)
+        results["gradpipe"] = statistics.median(first)
+        results["gradpipe_exit"] = statistics.median(exits)
+        for module in ("torch", "jax"):
+            if find_spec(module) is None:
+                results[f"import_{module}"] = f"skipped ({module} not installed)"
+                continue
+            times = [_launch([python, "-c", f"import {module}"], tmp, env)[1]
+                     for _ in range(runs + 1)][1:]
+            results[f"import_{module}"] = statistics.median(times)
+    return results
+
+
+# -- peak memory (the child's side) ---------------------------------------------------------
+
+
+def _prepare(framework: str) -> None:
+    """Import the framework (and start its runtime) before the baseline is taken."""
+    from . import workloads
+
+    if framework == "gradpipe":
+        import engine  # noqa: F401
+    elif framework.startswith("torch"):
+        workloads._torch()
+    elif framework in ("optax", "jax"):
+        _, jnp = workloads._jax()
+        workloads._optax()
+        jnp.zeros(1).block_until_ready()
+
+
+def _status(field: str) -> int:
+    """A ``/proc/self/status`` field in bytes."""
+    with open("/proc/self/status") as handle:
+        for line in handle:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) * 1024
+    raise Unavailable(f"no {field} in /proc/self/status")
+
+
+def _where(filename: str, lineno: int) -> str:
+    path = Path(filename)
+    try:
+        return f"{path.resolve().relative_to(REPO)}:{lineno}"
+    except ValueError:
+        parts = path.parts
+        if "site-packages" in parts:
+            parts = parts[parts.index("site-packages") + 1:]
+        return f"{'/'.join(parts[-3:])}:{lineno}"
+
+
+class _PeakSites:
+    """A trace function that, each time traced memory passes its highest point so far by at
+    least ``margin`` bytes, keeps the ``top`` allocation sites alive at that moment (main thread
+    and threads started while it is installed; the peak itself comes from tracemalloc, which
+    counts every thread)."""
+
+    def __init__(self, top: int, margin: int):
+        self.top, self.margin = top, margin
+        self.high = tracemalloc.get_traced_memory()[0]
+        self.at, self.sites = 0, []
+
+    def __call__(self, frame, event, arg):
+        current = tracemalloc.get_traced_memory()[0]
+        if current > self.high + self.margin:
+            self.high = current
+            snapshot = tracemalloc.take_snapshot().filter_traces(
+                [tracemalloc.Filter(False, tracemalloc.__file__)])
+            stats = snapshot.statistics("lineno")[:self.top]
+            del snapshot
+            self.at = current
+            self.sites = [(_where(s.traceback[0].filename, s.traceback[0].lineno), s.size, s.count)
+                          for s in stats]
+        return self
+
+    def __enter__(self):
+        sys.settrace(self)
+        threading.settrace(self)
+        return self
+
+    def __exit__(self, *exc):
+        sys.settrace(None)
+        threading.settrace(None)
+        return False
+
+
+def measure_memory(workload: str, framework: str, size: int, steps: int, method: str,
+                   top: int = 12) -> dict:
+    """Peak bytes above the baseline while building ``workload`` and running ``steps`` steps,
+    counted by ``method`` (``tracemalloc`` or ``rss``); run it in a fresh process."""
+    make = WORKLOADS[workload][0]
+    _prepare(framework)
+    result = {"workload": workload, "framework": framework, "size": size, "steps": steps,
+              "method": method, "state_bytes": STATE_ARRAYS[workload] * 4 * size}
+    if method == "tracemalloc":
+        tracemalloc.start(1)
+        step = make(framework, size)
+        result["peak_setup"] = tracemalloc.get_traced_memory()[1]
+        tracemalloc.reset_peak()
+        with _PeakSites(top, margin=max(1 << 20, size // 4)) as sites:
+            for _ in range(steps):
+                step()
+        current, peak_steps = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+        result.update(peak=max(result["peak_setup"], peak_steps), peak_steps=peak_steps,
+                      after=current, sites_at=sites.at, sites=sites.sites)
+    elif method == "rss":
+        try:
+            with open("/proc/self/clear_refs", "w") as handle:
+                handle.write("5")  # VmHWM := VmRSS
+        except OSError as exc:
+            raise Unavailable(f"cannot reset the RSS high-water mark: {exc}") from exc
+        base = _status("VmRSS")
+        step = make(framework, size)
+        for _ in range(steps):
+            step()
+        result.update(peak=_status("VmHWM") - base, after=_status("VmRSS") - base)
+    else:
+        raise ValueError(f"unknown method {method!r}")
+    result["ratio"] = result["peak"] / result["state_bytes"]
+    return result
+
+
+# -- peak memory (the parent's side) ---------------------------------------------------------
+
+
+def memory(workload: str = "adam_clip", size: int = 10_000_000, steps: int = 3,
+           frameworks: list[str] | None = None, python: str | None = None,
+           timeout: float = 600) -> list[dict | str]:
+    """One fresh process per (framework, method): tracemalloc for the numpy-based variants,
+    RSS for all. Each result is measure_memory's dict, or a string saying why it is missing."""
+    python = python or sys.executable
+    frameworks = frameworks or WORKLOADS[workload][2]
+    results: list[dict | str] = []
+    for framework in frameworks:
+        methods = ["tracemalloc", "rss"] if framework in ("gradpipe", "numpy") else ["rss"]
+        for method in methods:
+            cmd = [python, "-m", "bench.process", "memory", workload, framework,
+                   "--size", str(size), "--steps", str(steps), "--method", method]
+            proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True,
+                                  timeout=timeout)
+            lines = proc.stdout.strip().splitlines()
+            if proc.returncode == 0 and lines:
+                results.append(json.loads(lines[-1]))
+            else:
+                tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+                results.append(f"{framework} {method}: {tail}")
+    return results
+
+
+def format_memory(results: list[dict | str]) -> str:
+    """The memory table, then the allocation sites at the highest point of each tracemalloc
+    run."""
+    rows = [r for r in results if isinstance(r, dict)]
+    lines = []
+    if rows:
+        r0 = rows[0]
+        lines.append(f"peak memory: {r0['workload']}[{r0['size']:g}], {r0['steps']} steps; "
+                     f"parameters + gradients + slots = {r0['state_bytes'] / MB:.1f} MB")
+    lines.append(f"{'framework':<16}{'method':<13}{'peak MB':>10}{'x state':>10}{'after MB':>10}")
+    for r in results:
+        if isinstance(r, str):
+            lines.append(f"  skipped: {r}")
+            continue
+        lines.append(f"{r['framework']:<16}{r['method']:<13}{r['peak'] / MB:>10.1f}"
+                     f"{r['ratio']:>9.2f}x{r['after'] / MB:>10.1f}")
+    for r in rows:
+        if r.get("sites"):
+            lines.append(f"{r['framework']}: allocation sites alive at {r['sites_at'] / MB:.1f} MB "
+                         f"(peak during steps {r['peak_steps'] / MB:.1f} MB, during set-up "
+                         f"{r['peak_setup'] / MB:.1f} MB)")
+            for where, nbytes, count in r["sites"]:
+                lines.append(f"  {nbytes / MB:8.1f} MB {count:6d} blocks  {where}")
+    return "\n".join(lines)
+
+
+def main(argv=None) -> None:
+    """The child: ``python -m bench.process memory WORKLOAD FRAMEWORK --size N --steps K
+    --method M`` prints measure_memory's result as one JSON line."""
+    parser = argparse.ArgumentParser(description=main.__doc__.splitlines()[0])
+    parser.add_argument("what", choices=["memory"])
+    parser.add_argument("workload", choices=sorted(STATE_ARRAYS))
+    parser.add_argument("framework")
+    parser.add_argument("--size", type=int, default=10_000_000)
+    parser.add_argument("--steps", type=int, default=3)
+    parser.add_argument("--method", choices=["tracemalloc", "rss"], default="tracemalloc")
+    parser.add_argument("--top", type=int, default=12)
+    args = parser.parse_args(argv)
+    try:
+        result = measure_memory(args.workload, args.framework, args.size, args.steps,
+                                args.method, args.top)
+    except Unavailable as exc:
+        sys.exit(f"skipped ({exc})")
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()
