@@ -18,6 +18,7 @@ from .errors import InvalidArgumentError, OpError, ShapeError
 from .fusion import fuse_steps
 from .graph import Operation, Tensor
 from .ops.registry import get_op
+from .train.update_ops import fold_gradient_scales
 
 
 def is_mutating(op: Operation) -> bool:
@@ -210,7 +211,9 @@ def compile_plan(state, fetches, feeds):
             fetch_slots.append(slot_of(f))
             copy_fetch.append(FETCH_FED if f in fed else
                               FETCH_COPY if f in aliased else FETCH_PLAIN)
-    steps = fuse_steps(steps, {s for s in fetch_slots if s is not None})
+    fetched = {s for s in fetch_slots if s is not None}
+    steps = fold_gradient_scales(steps, fetched, lambda t: t not in aliased)
+    steps = fuse_steps(steps, fetched)
     return Plan(list(feeds), steps, template, fetch_slots, copy_fetch, state)
 
 

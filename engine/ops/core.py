@@ -196,16 +196,21 @@ def _cast(x, dtype):
     return cast(x, dtype)
 
 
+def _static_shape(shape) -> tuple:
+    """A shape argument as TF takes it: a list of sizes, or one int for a vector."""
+    return (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(shape)
+
+
 @export("zeros")
 def zeros(shape, dtype=_dtypes.float32, name="zeros"):
     dtype = _dtypes.as_dtype(dtype)
-    return constant(np.zeros(tuple(shape), dtype.np), dtype=dtype, name=name)
+    return constant(np.zeros(_static_shape(shape), dtype.np), dtype=dtype, name=name)
 
 
 @export("ones")
 def ones(shape, dtype=_dtypes.float32, name="ones"):
     dtype = _dtypes.as_dtype(dtype)
-    return constant(np.ones(tuple(shape), dtype.np), dtype=dtype, name=name)
+    return constant(np.ones(_static_shape(shape), dtype.np), dtype=dtype, name=name)
 
 
 def fill(dims, value, name="Fill"):

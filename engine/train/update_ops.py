@@ -20,6 +20,7 @@ step (``skip_nonfinite``, ``accumulate``) without control flow in the graph. ``G
 
 from __future__ import annotations
 
+import functools
 import os
 from concurrent.futures import ThreadPoolExecutor
 
@@ -29,7 +30,7 @@ from .. import dtypes as _dtypes
 from ..errors import InvalidArgumentError, ShapeError
 from ..graph import Tensor
 from ..ops.core import convert_to_tensor
-from ..ops.registry import apply, register
+from ..ops.registry import apply, get_op, register
 
 
 def _as_ref(var):
@@ -66,9 +67,9 @@ if hasattr(os, "register_at_fork"):  # a forked child has no pool threads
 
 
 def _scratch(state, op, out, n):
-    """Scratch for op's kernel: one list of ``n`` buffers of ``out``'s dtype per worker thread,
-    at most one block long each, made once per op where the state keeps scratch (a session;
-    eager ops allocate them)."""
+    """Scratch for op's kernel: one list of ``n + 1`` buffers of ``out``'s dtype per worker
+    thread (the last for a scaled gradient's block), at most one block long each, made once per
+    op where the state keeps scratch (a session; eager ops allocate them)."""
     blocked = out.flags.c_contiguous and out.size > BLOCK
     size = BLOCK if blocked else out.size
     workers = THREADS if blocked and out.size >= PARALLEL_MIN else 1
@@ -76,49 +77,61 @@ def _scratch(state, op, out, n):
     bufs = None if cache is None else cache.get(op)
     if bufs is None or len(bufs) != workers or bufs[0][0].size != size \
             or bufs[0][0].dtype != out.dtype:
-        bufs = [[np.empty(size, out.dtype) for _ in range(n)] for _ in range(workers)]
+        bufs = [[np.empty(size, out.dtype) for _ in range(n + 1)] for _ in range(workers)]
         if cache is not None:
             cache[op] = bufs
     return bufs
 
 
-def _run_blocks(kernel, flat, value, args, static, bufs, lo, hi, err=None):
-    """The blocks of ``[lo, hi)``; ``err``: the caller's numpy error state, for a worker thread
-    (numpy's error state is per thread)."""
+def _run_blocks(kernel, flat, value, scale, args, static, bufs, lo, hi, err=None):
+    """The blocks of ``[lo, hi)``; the gradient is ``value * scale`` when ``scale`` is given
+    (computed per block into the spare buffer); ``err``: the caller's numpy error state, for a
+    worker thread (numpy's error state is per thread)."""
     if err is not None:
         with np.errstate(**err):
-            return _run_blocks(kernel, flat, value, args, static, bufs, lo, hi)
+            return _run_blocks(kernel, flat, value, scale, args, static, bufs, lo, hi)
+    *scratch, spare = bufs
     for start in range(lo, hi, BLOCK):
         end = min(start + BLOCK, hi)
-        kernel(*[a[start:end] for a in flat], value[start:end], *args,
-               scratch=[b[:end - start] for b in bufs], **static)
+        grad = value[start:end]
+        if scale is not None:
+            grad = np.multiply(grad, scale, out=spare[:end - start])
+        kernel(*[a[start:end] for a in flat], grad, *args,
+               scratch=[b[:end - start] for b in scratch], **static)
 
 
-def _run_kernel(kernel, arrays, value, args, static, bufs):
-    """``kernel(*arrays, value, *args, scratch=...)``, in blocks when the arrays are large and
-    contiguous, the blocks split over the workers of ``bufs`` (one list of scratch buffers per
-    worker, see ``_scratch``) from ``PARALLEL_MIN`` elements."""
+def _run_kernel(kernel, arrays, value, args, static, bufs, scale=None):
+    """``kernel(*arrays, value [* scale], *args, scratch=...)``, in blocks when the arrays are
+    large and contiguous, the blocks split over the workers of ``bufs`` (one list of scratch
+    buffers per worker, see ``_scratch``) from ``PARALLEL_MIN`` elements."""
     out = arrays[0]
     n = out.size
     if n <= BLOCK or not all(a.flags.c_contiguous for a in arrays):
         own = bufs[0] if bufs[0][0].size == n else [np.empty(n, out.dtype) for _ in bufs[0]]
-        kernel(*arrays, value, *args, scratch=[b.reshape(out.shape) for b in own], **static)
+        own = [b.reshape(out.shape) for b in own]
+        if scale is not None:
+            value = np.multiply(value, scale, out=own[-1])
+        kernel(*arrays, value, *args, scratch=own[:-1], **static)
         return
     flat = [a.reshape(-1) for a in arrays]
     value = np.reshape(value, -1)
     workers = len(bufs) if n >= PARALLEL_MIN else 1
     if workers == 1:
-        _run_blocks(kernel, flat, value, args, static, bufs[0], 0, n)
+        _run_blocks(kernel, flat, value, scale, args, static, bufs[0], 0, n)
         return
     # whole blocks per worker: every element sees the operations of the unsplit update
     cut = -(-n // BLOCK // workers) * BLOCK
     err = np.geterr()
-    futures = [_executor().submit(_run_blocks, kernel, flat, value, args, static, bufs[w],
+    futures = [_executor().submit(_run_blocks, kernel, flat, value, scale, args, static, bufs[w],
                                   w * cut, min((w + 1) * cut, n), err)
                for w in range(1, workers)]
-    _run_blocks(kernel, flat, value, args, static, bufs[0], 0, min(cut, n))
+    _run_blocks(kernel, flat, value, scale, args, static, bufs[0], 0, min(cut, n))
     for f in futures:
         f.result()
+
+
+#: op type -> forward(state, op, value, scale, *inputs): the update of gradient value * scale
+SCALED_FORWARDS: dict = {}
 
 
 def register_update(op_type, kernel, refs, hyper=(), int_hyper=(), static=(), scratch=0):
@@ -134,7 +147,7 @@ def register_update(op_type, kernel, refs, hyper=(), int_hyper=(), static=(), sc
     """
     refs, hyper, static = tuple(refs), tuple(hyper), tuple(static)
 
-    def forward(state, op, value, *args):
+    def forward(state, op, value, *args, scale=None):
         attrs = op.attrs
         out = state.storage(attrs[refs[0]].op)
         if attrs["gated"]:
@@ -142,18 +155,28 @@ def register_update(op_type, kernel, refs, hyper=(), int_hyper=(), static=(), sc
             if not gate:
                 return out
         arrays = [out] + [state.storage(attrs[r].op) for r in refs[1:]]
+        if scale is not None and (np.ndim(scale) or np.result_type(value, scale) != out.dtype):
+            value, scale = np.multiply(value, scale), None  # not a same-dtype scalar: as unfolded
         if np.shape(value) != out.shape:
             raise InvalidArgumentError(
                 f"{op_type} (op '{op.name}'): var and grad do not have the same shape"
                 f"{list(out.shape)} {list(np.shape(value))}")
         if scratch:
             _run_kernel(kernel, arrays, value, args, {k: attrs[k] for k in static},
-                        _scratch(state, op, out, scratch))
-        elif static:
+                        _scratch(state, op, out, scratch), scale)
+            return out
+        if scale is not None:
+            value = np.multiply(value, scale)
+        if static:
             kernel(*arrays, value, *args, **{k: attrs[k] for k in static})
         else:
             kernel(*arrays, value, *args)
         return out
+
+    def scaled_forward(state, op, value, scale, *args):
+        return forward(state, op, value, *args, scale=scale)
+
+    SCALED_FORWARDS[op_type] = scaled_forward
 
     def infer(inputs, gated, **attrs):
         var = attrs[refs[0]]
@@ -252,3 +275,52 @@ def gated_assign_sub(ref, value, gate=None, name=None):
     from ..variables import assign_sub
 
     return _write("GatedAssignSub", assign_sub, ref, value, gate, name)
+
+
+def fold_gradient_scales(steps, fetched_slots, fresh):
+    """Plan pass: an update whose gradient is ``x * s`` for a scalar ``s`` (what
+    ``clip_by_global_norm`` and ``clip_by_norm`` feed optimizers, through an Identity) multiplies
+    ``x`` by ``s`` block by block inside its kernel, instead of after a full-size product that
+    is written to memory and read back. Each element is computed as before: the same multiply,
+    then the same update.
+
+    ``steps`` are the plan's ``(fn, input slots, output slot, op)`` in execution order;
+    ``fetched_slots`` must survive the run; ``fresh(tensor)`` says whether a value is computed
+    by the run (not a variable's storage or a constant), which no update between the product and
+    its update can change. Returns the new step list.
+    """
+    users: dict = {}
+    for i, (_, ins, _, _) in enumerate(steps):
+        for slot in ins:
+            users.setdefault(slot, []).append(i)
+    producer = {step[2]: i for i, step in enumerate(steps) if isinstance(step[2], int)}
+    mutating = [i for i, step in enumerate(steps) if get_op(step[3].type).mutates]
+
+    def private(slot, user):
+        """The slot is produced by a step whose value only ``user`` reads."""
+        return slot in producer and slot not in fetched_slots and users.get(slot) == [user]
+
+    dropped, replaced = set(), {}
+    for j, (_, ins, _, op) in enumerate(steps):
+        if op.type not in SCALED_FORWARDS or not ins or not private(ins[0], j):
+            continue
+        chain, i = [], producer[ins[0]]
+        if steps[i][3].type == "Identity" and private(steps[i][1][0], i):
+            chain.append(i)
+            i = producer[steps[i][1][0]]
+        product = steps[i][3]
+        if product.type != "Mul":
+            continue
+        x, s = product.inputs
+        if s.shape.ndims != 0:
+            x, s = s, x
+        if s.shape.ndims != 0 or x.shape.ndims == 0:
+            continue
+        if not (fresh(x) and fresh(s)) and any(i < m < j for m in mutating):
+            continue
+        chain.append(i)
+        dropped.update(chain)
+        x_slot, s_slot = (steps[i][1] if product.inputs[0] is x else steps[i][1][::-1])
+        replaced[j] = (functools.partial(SCALED_FORWARDS[op.type], *steps[j][0].args),
+                       [x_slot, s_slot, *ins[1:]], steps[j][2], op)
+    return [replaced.get(j, step) for j, step in enumerate(steps) if j not in dropped]

@@ -318,6 +318,10 @@ for _op, _fn in [("Softmax", tf.nn.softmax), ("LogSoftmax", tf.nn.log_softmax)]:
     case(_op, "axis0", lambda x, f=_fn: f(x, axis=0), anything(2, 3))
     case(_op, "3d-axis1", lambda x, f=_fn: f(x, axis=1), anything(2, 3, 2))
 
+for _shape in [(), (4,), (2, 3)]:
+    case("L2Loss", f"shape{_shape}", tf.nn.l2_loss, anything(*_shape))
+case("L2Loss", "transposed", lambda x: tf.nn.l2_loss(tf.transpose(x)), anything(2, 3))
+
 _xent = tf.nn.softmax_cross_entropy_with_logits_v2
 case("SoftmaxCrossEntropyWithLogits", "loss", lambda lo, la: _xent(labels=la, logits=lo),
      anything(2, 3), normalized_rows(2, 3))
@@ -580,6 +584,7 @@ SECOND_ORDER = [
     ("Pow", lambda x, y: x ** y, positive(3), anything(3)),
     ("MatMul", lambda a, b: tf.matmul(a, b) * tf.matmul(a, b), anything(2, 3), anything(3, 2)),
     ("Softmax", lambda x: tf.nn.softmax(x) * x, anything(2, 3)),
+    ("L2Loss", lambda x: tf.nn.l2_loss(x) ** 2, anything(2, 3)),
     ("LogSoftmax", lambda x: tf.nn.log_softmax(x, axis=0) ** 2, anything(2, 3)),
     ("SoftmaxCrossEntropyWithLogits",
      lambda lo: _xent(labels=normalized_rows(2, 3), logits=lo) ** 2, anything(2, 3)),

@@ -60,7 +60,8 @@ def test_linear_regression_reaches_the_noise_floor(tmp_path):
 
 def test_clip_adam_learns_the_adding_problem_with_clipped_gradients(tmp_path):
     # The README's main job, run as the README runs it (python -m runner, in a subprocess).
-    run_cli("+experiment=clip_adam", f"hydra.run.dir={tmp_path}", cwd=tmp_path, check_code=0)
+    run_cli("+experiment=clip_adam", "train.log_every=1", f"hydra.run.dir={tmp_path}", cwd=tmp_path,
+            check_code=0)
     summary = read_summary(tmp_path)
     assert summary["status"] == "completed" and summary["steps"] == 1000
     final = summary["final"]
@@ -68,7 +69,8 @@ def test_clip_adam_learns_the_adding_problem_with_clipped_gradients(tmp_path):
     assert final["eval/loss"] < 0.05
     records = read_metrics(tmp_path)
     clipped = [r for r in records if r["encoder/clipped"]]
-    assert clipped, "the first gradients exceed clip_norm 1.0"
+    assert records[0]["step"] == 1 and records[0]["encoder/clipped"], \
+        "the first gradients exceed clip_norm 1.0 (the kernel starts large)"
     for r in clipped:
         assert r["encoder/grad_norm"] > 1.0 and r["encoder/grad_norm_processed"] <= 1.0 + 1e-5
 
