@@ -5,7 +5,9 @@ with the run directory; tests call it with configs from Hydra's compose API). It
 code: 0 completed, 1 run-time error, 2 config errors (printed one per line as ``key (column N):
 message``, found before the first step), 3 diverged, 130 interrupted. In a single run the process
 exits with that code; in a multirun (runner/sweep.py) every job runs and records itself, the sweep
-goes on, and it exits with the most serious of its jobs' codes.
+goes on, and it exits with the most serious of its jobs' codes. A multirun job returns to Hydra
+the value a sweeper optimizes (``runner.sweep.objective``: the final eval/loss or loss), not its
+exit code.
 
 A Python traceback is shown only for an unexpected error, or for any error when
 ``HYDRA_FULL_ERROR=1``.
@@ -170,7 +172,9 @@ class _State:
 
 
 @hydra.main(version_base="1.3", config_path=config_dir(), config_name="config")
-def _hydra_job(cfg: DictConfig) -> int:
+def _hydra_job(cfg: DictConfig) -> int | float | None:
+    """A single run exits with its code when it is not 0; a multirun job returns its objective
+    (for the Optuna sweeper) and never exits."""
     from hydra.core.hydra_config import HydraConfig
     from hydra.types import RunMode
 

@@ -84,8 +84,21 @@ def finish_job(out_dir: Path, code: int, error: str | None = None) -> dict:
     return record
 
 
-def run_job(cfg, hydra_cfg) -> int:
-    """One multirun job: record it, run it, record its end, refresh the sweep's table.
+def objective(record: Mapping) -> float | None:
+    """What a job returns to Hydra, the value a sweeper such as Optuna's optimizes: the final
+    ``eval/loss`` of a completed job when it evaluated on held-out data, else its final ``loss``.
+    A job that did not complete returns None, which Optuna records as a failed trial."""
+    final = record.get("final") or {}
+    value = final.get("eval/loss", final.get("loss"))
+    if record.get("status") != "completed" or value is None:
+        return None
+    return float(value)
+
+
+def run_job(cfg, hydra_cfg) -> float | None:
+    """One multirun job: record it, run it, record its end, refresh the sweep's table; return
+    its ``objective``. The job's exit code is in its job.json, from which the sweep's own exit
+    code is made.
 
     Never raises an ``Exception`` (Hydra would then skip the sweep's end); after a Ctrl-C it
     raises KeyboardInterrupt once its records are written, so that the sweep stops there.
@@ -94,7 +107,7 @@ def run_job(cfg, hydra_cfg) -> int:
     from runner.errors import ConfigErrors
 
     out_dir = Path(hydra_cfg.runtime.output_dir)
-    code, error = EXIT_FAILED, None
+    code, error, record = EXIT_FAILED, None, {}
     try:
         start_job(out_dir, hydra_cfg.job.num, list(hydra_cfg.overrides.task))
         code = run(cfg, out_dir, hydra_cfg.runtime.cwd)
@@ -108,14 +121,14 @@ def run_job(cfg, hydra_cfg) -> int:
         error = f"{type(exc).__name__}: {exc}"
     finally:
         try:
-            finish_job(out_dir, code, error)
+            record = finish_job(out_dir, code, error)
             refresh(Path(hydra_cfg.sweep.dir))
         except Exception:  # the table is a convenience: never fail a job for it
             log.exception("job %s: could not update the sweep's %s", hydra_cfg.job.num,
                           SUMMARY_CSV)
     if code == EXIT_INTERRUPTED:
         raise KeyboardInterrupt
-    return code
+    return objective(record)
 
 
 # --------------------------------------------------------------------------------------------
@@ -262,7 +275,9 @@ class _Sweep:
 
 def finish_sweep(sweep_dir: Path, stream=None) -> int:
     """Rebuild summary.csv (the sweep is over), draw comparison.png, print the table; return
-    the sweep's exit code."""
+    the sweep's exit code. Finding no job at all fails the sweep (1): its jobs ran where their
+    files cannot be seen from here, such as remote jobs given a relative ``hydra.sweep.dir``,
+    which they resolve against their own working directory."""
     sweep_dir = Path(sweep_dir)
     with _locked(sweep_dir):
         records = job_records(sweep_dir)
@@ -273,6 +288,11 @@ def finish_sweep(sweep_dir: Path, stream=None) -> int:
         log.exception("could not draw the sweep's comparison plot")
     print(f"\nsweep summary ({sweep_dir / SUMMARY_CSV}):\n{format_table(table)}", file=stream,
           flush=True)
+    if not records:
+        print(f"no job has written its {JOB_FILE} under {sweep_dir.resolve()}; jobs on other "
+              "machines need an absolute hydra.sweep.dir on a file system shared with this one",
+              file=stream, flush=True)
+        return 1
     return exit_code(records)
 
 

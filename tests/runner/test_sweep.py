@@ -4,6 +4,7 @@ jobs fail or the sweep is stopped with Ctrl-C; the sweep's exit code."""
 
 import csv
 import importlib.util
+import io
 import json
 import os
 import signal
@@ -202,3 +203,21 @@ def test_format_table_aligns_columns_and_shortens_numbers():
     assert text.splitlines() == ["job  lr   loss      error",
                                  "0    0.1  0.123457",
                                  "1    1    nan       x"]
+
+
+@pytest.mark.parametrize("record, expected", [
+    ({"status": "completed", "final": {"loss": 0.5}}, 0.5),
+    ({"status": "completed", "final": {"loss": 0.5, "eval/loss": 0.25}}, 0.25),
+    ({"status": "diverged", "final": {"loss": 0.5}}, None),
+    ({"status": "failed", "final": {}}, None),
+    ({}, None)])
+def test_a_jobs_objective_is_its_final_eval_loss_else_loss_when_completed(record, expected):
+    """What a sweeper (Optuna) optimizes; None makes Optuna record a failed trial."""
+    assert sweep.objective(record) == expected
+
+
+def test_a_sweep_whose_jobs_left_no_record_here_fails_with_a_hint(tmp_path):
+    """Remote jobs given a relative hydra.sweep.dir write under their own working directory."""
+    out = io.StringIO()
+    assert sweep.finish_sweep(tmp_path, stream=out) == 1
+    assert "(no jobs)" in out.getvalue() and "absolute hydra.sweep.dir" in out.getvalue()
