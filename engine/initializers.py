@@ -12,7 +12,7 @@ import numpy as np
 
 from . import dtypes as _dtypes
 from .graph import Tensor, TensorShape, get_default_graph
-from .ops.core import constant
+from .ops.core import _filled, constant
 from .ops.registry import apply, register
 
 
@@ -110,7 +110,7 @@ class Constant(Initializer):
         dtype = _dtypes.as_dtype(dtype or self.dtype)
         value = np.asarray(self.value, dtype=dtype.np)
         if value.size == 1:
-            return constant(np.full(tuple(shape), value.reshape(()), dtype.np), dtype=dtype)
+            return _filled(shape, value.reshape(()), dtype, "Const")
         return constant(value, dtype=dtype, shape=shape)
 
 

@@ -71,7 +71,7 @@ def _schedule(needed, fed):
 
 def _foldable(op, folded_inputs):
     op_def = get_op(op.type)
-    return not op_def.stateful and not op.control_inputs and all(folded_inputs)
+    return op_def.foldable and not op_def.stateful and not op.control_inputs and all(folded_inputs)
 
 
 # How a fetched value leaves the plan (see Plan.run).

@@ -27,7 +27,7 @@ class SessionState:
         self.graph = graph
         self.variables: dict[Operation, np.ndarray] = {}
         self.rngs: dict[Operation, np.random.Generator] = {}
-        self.scratch: dict[Operation, list[np.ndarray]] = {}
+        self.scratch: dict[tuple, list[list[np.ndarray]]] = {}
 
     def storage(self, var_op) -> np.ndarray:
         """The live array of a variable; reading one never initialized is TF's precondition error."""

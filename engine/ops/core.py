@@ -201,21 +201,63 @@ def _static_shape(shape) -> tuple:
     return (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(shape)
 
 
+#: elements from which zeros, ones and scalar initializers are a Fill op (an array made when the
+#: op runs) rather than a constant held by the graph, as TF's array_ops.zeros decides
+FILL_MIN_ELEMENTS = 1000
+
+
+def _fill_infer(inputs):
+    dims, value = inputs
+    if value.shape.ndims not in (None, 0):
+        raise ShapeError(f"Fill: value must be a scalar, got shape {value.shape} ({value.name})")
+    if dims.shape.ndims not in (None, 1) or not (dims.dtype.is_integer or dims.op.type == "Const"):
+        raise ShapeError(f"Fill: dims must be a vector of integers, got {dims.dtype.name} of "
+                         f"shape {dims.shape} ({dims.name})")
+    if dims.op.type == "Const":
+        return [(value.dtype, TensorShape([int(d) for d in dims.op.attrs["value"]]))]
+    rank = dims.shape.dims[0] if dims.shape.ndims == 1 else None
+    return [(value.dtype, TensorShape(None if rank is None else [None] * rank))]
+
+
+def _fill_grad(op, grad):
+    from .reduce import reduce_sum
+
+    return [None, reduce_sum(grad)]
+
+
+# Not folded: a large fill is made when its op runs (an initializer, once) instead of being kept
+# in the plan for as long as the session lives.
+register("Fill", lambda dims, value: np.full(tuple(dims), value), _fill_infer, grad=_fill_grad,
+         foldable=False)
+
+
+@export("fill")
+def fill(dims, value, name="Fill"):
+    """``tf.fill``: a tensor of shape ``dims`` (a list or an int vector tensor) filled with the
+    scalar ``value``."""
+    value = convert_to_tensor(value)
+    if not isinstance(dims, Tensor):
+        dims = constant(np.asarray(_static_shape(dims), np.int32), name="dims")
+    return apply("Fill", [dims, value], name=name)
+
+
+def _filled(shape, value, dtype, name):
+    """A constant of ``shape`` filled with ``value``: a Const, or a Fill op when large."""
+    dtype = _dtypes.as_dtype(dtype)
+    shape = _static_shape(shape)
+    if np.prod(shape, dtype=np.int64) >= FILL_MIN_ELEMENTS:
+        return fill(shape, constant(value, dtype=dtype), name=name)
+    return constant(np.full(shape, value, dtype.np), dtype=dtype, name=name)
+
+
 @export("zeros")
 def zeros(shape, dtype=_dtypes.float32, name="zeros"):
-    dtype = _dtypes.as_dtype(dtype)
-    return constant(np.zeros(_static_shape(shape), dtype.np), dtype=dtype, name=name)
+    return _filled(shape, 0, dtype, name)
 
 
 @export("ones")
 def ones(shape, dtype=_dtypes.float32, name="ones"):
-    dtype = _dtypes.as_dtype(dtype)
-    return constant(np.ones(_static_shape(shape), dtype.np), dtype=dtype, name=name)
-
-
-def fill(dims, value, name="Fill"):
-    value = convert_to_tensor(value)
-    return constant(np.full(tuple(dims), 0, value.dtype.np), name=name) + value
+    return _filled(shape, 1, dtype, name)
 
 
 def _sum_to_shape(g, like):

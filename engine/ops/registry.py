@@ -36,6 +36,7 @@ class OpDef:
     stateful: bool = False
     aliases_input: bool = False  # output may be a view of input 0 (reshape, identity, ...)
     mutates: bool = False  # writes a variable (named by its ``ref``-style attributes)
+    foldable: bool = True  # computed once when a plan is compiled if its inputs are constant
     attrs_doc: dict = field(default_factory=dict)
 
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import functools
 import os
+import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -68,18 +69,21 @@ if hasattr(os, "register_at_fork"):  # a forked child has no pool threads
 
 def _scratch(state, op, out, n):
     """Scratch for op's kernel: one list of ``n + 1`` buffers of ``out``'s dtype per worker
-    thread (the last for a scaled gradient's block), at most one block long each, made once per
-    op where the state keeps scratch (a session; eager ops allocate them)."""
+    thread (the last for a scaled gradient's block), one block long, or the size of an array
+    too small to block. Made once where the state keeps scratch (a session; eager ops allocate
+    them) and shared by the session's update ops of the same dtype and size run from the same
+    thread (an update runs to its end before the next starts), so a model with many large
+    variables holds one set of blocks, not one per variable."""
     blocked = out.flags.c_contiguous and out.size > BLOCK
     size = BLOCK if blocked else out.size
     workers = THREADS if blocked and out.size >= PARALLEL_MIN else 1
     cache = getattr(state, "scratch", None)
-    bufs = None if cache is None else cache.get(op)
-    if bufs is None or len(bufs) != workers or bufs[0][0].size != size \
-            or bufs[0][0].dtype != out.dtype:
+    key = (threading.get_ident(), out.dtype, size, n, workers)
+    bufs = None if cache is None else cache.get(key)
+    if bufs is None:
         bufs = [[np.empty(size, out.dtype) for _ in range(n + 1)] for _ in range(workers)]
         if cache is not None:
-            cache[op] = bufs
+            cache[key] = bufs
     return bufs
 
 

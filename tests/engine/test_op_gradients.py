@@ -318,6 +318,8 @@ for _op, _fn in [("Softmax", tf.nn.softmax), ("LogSoftmax", tf.nn.log_softmax)]:
     case(_op, "axis0", lambda x, f=_fn: f(x, axis=0), anything(2, 3))
     case(_op, "3d-axis1", lambda x, f=_fn: f(x, axis=1), anything(2, 3, 2))
 
+case("Fill", "matrix", lambda v: tf.fill([2, 3], v), anything())
+case("Fill", "dims-tensor", lambda v: tf.fill(tf.shape(tf.zeros([3, 2])), v) * v, anything())
 for _shape in [(), (4,), (2, 3)]:
     case("L2Loss", f"shape{_shape}", tf.nn.l2_loss, anything(*_shape))
 case("L2Loss", "transposed", lambda x: tf.nn.l2_loss(tf.transpose(x)), anything(2, 3))
