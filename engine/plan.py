@@ -13,7 +13,7 @@ import heapq
 
 import numpy as np
 
-from . import codegen
+from . import blocked, codegen
 from .errors import InvalidArgumentError, OpError, ShapeError
 from .fusion import fuse_steps
 from .graph import Operation, Tensor
@@ -213,7 +213,7 @@ def compile_plan(state, fetches, feeds):
                               FETCH_COPY if f in aliased else FETCH_PLAIN)
     fetched = {s for s in fetch_slots if s is not None}
     steps = fold_gradient_scales(steps, fetched, lambda t: t not in aliased)
-    steps = fuse_steps(steps, fetched)
+    steps = blocked.find_regions(steps, fetched, fuse_steps)
     return Plan(list(feeds), steps, template, fetch_slots, copy_fetch, state)
 
 

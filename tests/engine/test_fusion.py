@@ -20,6 +20,7 @@ def _model(dtype):
 
 def _run(dtype, xv, fuse, monkeypatch):
     monkeypatch.setenv("GRADPIPE_FUSION", "1" if fuse else "0")
+    monkeypatch.setenv("GRADPIPE_BLOCKED", "0")  # the chains as plan steps, not in a region
     monkeypatch.setattr(fusion, "MIN_ELEMENTS", 0)
     monkeypatch.setattr(fusion, "ALLOW_TRANSCENDENTAL", True)
     with tf.Graph().as_default():
@@ -102,6 +103,7 @@ def test_every_fragment_keeps_float32_and_matches_numpy(op_type, monkeypatch):
     from engine.ops.registry import apply, get_op
 
     arity = 2 if "{1}" in get_op(op_type).numexpr else 1
+    monkeypatch.setenv("GRADPIPE_BLOCKED", "0")  # the chain as a plan step, not in a region
     xv = np.array([0.5, 0.75, 1.25, 2.0], np.float32)
     results = []
     for fuse in (True, False):
