@@ -65,9 +65,12 @@ def _print_rows(label, results):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     names = [*WORKLOADS, *PROCESS_WORKLOADS]
-    parser.add_argument("workloads", nargs="*", default=names, choices=names)
+    parser.add_argument("workloads", nargs="*", default=names, help=", ".join(names))
     parser.add_argument("--quick", action="store_true")
     args = parser.parse_args(argv)
+    unknown = [name for name in args.workloads if name not in names]
+    if unknown:
+        parser.error(f"unknown workload {', '.join(unknown)} (choose from {', '.join(names)})")
     samples, min_s = (3, 0.05) if args.quick else (7, 0.2)
     print(f"{'workload':<22}{'framework':<16}{'median':>12}{'vs gradpipe':>14}")
     memory_table = None

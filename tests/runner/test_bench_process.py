@@ -7,6 +7,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))  # bench/ runs from the checkout; it is not an installed package
 
@@ -42,3 +44,13 @@ def test_memory_counts_the_numpy_variants_arrays_and_names_the_sites():
     assert by_method["rss"]["peak"] >= 0
     table = process.format_memory(results)
     assert "numpy           tracemalloc" in table and "allocation sites alive" in table
+
+
+def test_bench_run_names_the_process_workloads_and_refuses_unknown_ones(capsys):
+    from bench import run
+
+    with pytest.raises(SystemExit) as exit_info:
+        run.main(["startup", "bogus"])
+    assert exit_info.value.code == 2
+    assert "unknown workload bogus" in capsys.readouterr().err
+    assert {"startup", "memory"} <= set(run.PROCESS_WORKLOADS)
