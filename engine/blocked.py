@@ -63,7 +63,7 @@ from .ops.registry import get_op
 #: elements from which a region runs blocked (below: its plain steps)
 MIN_ELEMENTS = int(os.environ.get("GRADPIPE_BLOCKED_MIN_ELEMENTS", 262_144))
 #: elements per block
-BLOCK = 65_536
+BLOCK = 131_072
 #: threads over which the blocks of one region are split (each takes a contiguous range)
 THREADS = max(1, min(workers.SIZE, int(os.environ.get("GRADPIPE_BLOCKED_THREADS",
                                                        os.cpu_count() or 1))))
@@ -538,13 +538,13 @@ class Region:
         bufs = [f"B{i}" for i in range(len(buffer_dtypes))] + \
             [f"E{i}" for i in range(len(ones_dtypes))]
         short = [n.lower() for n in bufs]
-        src = ["def blocks(k0, k1, n, ctx, bufs):"]
+        src = ["def blocks(ks, n, ctx, bufs):"]
         if ctx:
             src.append(f"    {', '.join(ctx)}, = ctx")
         if bufs:
             src.append(f"    {', '.join(bufs)}, = bufs")
             src.append(f"    {', '.join(short)}, = bufs")
-        src += ["    for k in range(k0, k1):",
+        src += ["    for k in ks:",
                 f"        lo = k * {self.block}",
                 f"        hi = lo + {self.block}",
                 "        if hi > n:",
@@ -623,15 +623,18 @@ class Region:
             [outs[s].reshape(-1) for s in self._map_outputs] + partials
         threads = min(THREADS, nblocks) if n >= PARALLEL_MIN else 1
         bufs, owned = self._acquire(threads)
+        # the threads take the next block index from one iterator (``next`` on a range
+        # iterator holds the GIL): a thread delayed by the machine leaves its blocks to the
+        # others; every block's values are the same whichever thread computes it
+        ks = iter(range(nblocks))
         try:
             if threads == 1:
-                self._blocks(0, nblocks, n, ctx, bufs[0])
+                self._blocks(ks, n, ctx, bufs[0])
             else:
-                cut = -(-nblocks // threads)
-                futures = [workers.submit(self._blocks, w * cut, min((w + 1) * cut, nblocks), n,
-                                          ctx, bufs[w]) for w in range(1, threads)]
+                futures = [workers.submit(self._blocks, ks, n, ctx, bufs[w])
+                           for w in range(1, threads)]
                 try:
-                    self._blocks(0, cut, n, ctx, bufs[0])
+                    self._blocks(ks, n, ctx, bufs[0])
                 finally:
                     concurrent.futures.wait(futures)
                 for f in futures:
