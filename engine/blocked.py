@@ -2,48 +2,64 @@
 
 A training step of an elementwise model (``pred = a*tanh(b*x + c) + d*x*x``, a mean squared
 loss, its gradients) is about twenty passes over arrays of the batch's shape, most of them one
-cheap multiply each. Run op by op, every pass streams full-size arrays through memory. A *blocked
-region* runs the same ops over one block of the flattened elements at a time (``BLOCK``
-elements, so the block-sized temporaries stay in the core's cache), splits the blocks over
-``THREADS`` threads (numpy's loops release the GIL), and reduces each block to partial sums as it
-goes, so the full-size intermediates never exist.
+cheap multiply each. Run op by op, every pass streams full-size arrays through memory and
+allocates a full-size result. A *blocked region* runs the same ops over one block of the
+flattened elements at a time (``BLOCK`` elements; its few block buffers are reused from op to op,
+in place where an operand dies), shares the blocks among ``THREADS`` threads (numpy's loops
+release the GIL), and reduces each block to partial sums as it goes, so the full-size
+intermediates never exist.
 
 What a region holds (found once, when a plan is compiled):
 
-- elementwise ops (a registry ``numexpr`` fragment, or a ufunc forward) whose output has the
-  region's shape and whose operands have it too or are size-1 values from outside the region
-  (scalars, broadcast);
+- elementwise ops (a registry ``numexpr`` fragment, or a ufunc forward whose numpy dtypes are
+  the graph's) whose output has the region's shape and whose operands have it too or are size-1
+  values from outside the region (scalars, broadcast);
 - the broadcast of a size-1 value into the full shape (``BroadcastReduced``, ``BroadcastLike``:
   the gradient of a mean or sum) and ``OnesLike``/``ZerosLike`` (they need no values), held as
-  one 0-d value;
+  one 0-d value; ``SumToShapeOf``/``BroadcastLike`` to the shape their input already has;
 - full reductions to a size-1 shape (``Sum``/``Mean`` over every axis, ``SumToShapeOf`` a
-  size-1 shape) whose results are used only after the region.
+  size-1 shape) whose results are used only after the region (or only for their static shape,
+  as ``OnesLike`` of the loss in a gradient).
 
 The plan's steps are scanned in order; a region grows while steps fit, steps that depend on it
-but do not fit are moved after it, and it closes at any update of a variable. Steps whose values
-nothing uses inside or after the region (the loss of a training step that is not fetched, and
-the square whose only other use is its shape) are not computed. A product that only feeds a
-reduction becomes one ``np.dot`` per block.
+but do not fit are moved after it, and it closes at any update of a variable or other stateful
+step that depends on it. Steps whose values nothing uses inside or after the region (the loss of
+a training step that is not fetched, and the square whose only other use is its shape) are not
+computed. A product that only feeds a reduction becomes one ``np.dot`` per block. Values used
+after the region are written block by block into full-size outputs.
 
 Sums: each block's partial sum is computed in the array's dtype (``np.dot`` against the other
-factor, or against ones: BLAS's SIMD accumulation, measured here 3-4x faster than
-``np.add.reduce`` and as accurate: about 1e-8 of the sum of magnitudes over 64K float32
-elements), stored in float64 by block index, and the partials are summed in float64 in block
-order. The result therefore does not depend on how the blocks were split over threads; it differs
-from numpy's pairwise float32 sum of the whole array by float32 rounding only.
+factor, or against ones: BLAS's SIMD accumulation, 3-4x faster than ``np.add.reduce`` here and
+about as accurate, 1e-8 of the sum of magnitudes over 64K float32 elements against pairwise's
+2e-9-4e-9), stored in float64 by block index, and the partials are summed in float64 in block
+order. Each block computes the same values whichever thread runs it, so results do not depend on
+the threads or their timing; they differ from numpy's pairwise float32 sum of the whole array by
+float32 rounding only.
 
 Each region decides per run from the fed shapes: when a full-shape input does not have the
-shape the region needs, a size-1 input is not of size 1, the elements are fewer than
-``MIN_ELEMENTS``, or anything in the blocked run raises, it runs its original steps instead
-(which raise the errors naming their op). Regions whose shape is known statically to be smaller
-than ``MIN_ELEMENTS`` are not formed at all, so small graphs keep the plain steps.
+shape the region needs, a size-1 input is not of size 1, a dtype is not the graph's, the elements
+are fewer than ``MIN_ELEMENTS``, or anything in the blocked run raises, it runs its original
+steps instead (fused as the plan would fuse them; they raise the errors naming their op).
+Regions whose shape is known statically to be smaller than ``MIN_ELEMENTS`` are not formed at
+all, so small graphs keep the plain steps.
 
-Measured on this 2-core machine (2026-11-23, float32, elementwise benchmark, one step): the plain
-steps 9 ms at 1e6 elements and 35 ms at 4e6; blocked, see ``docs/benchmarks.md``.
+Measured on this 2-core machine (2026-11-23, float32, one step, medians; the machine was shared):
+
+- elementwise benchmark model, plain steps vs blocked on one thread: 1K elements 48 vs 38 us,
+  10K 85 vs 55 us, 130K 0.70 vs 0.31 ms, 1e6 9 vs 2.2 ms (two threads 1.5 ms);
+- a chain of five ops with a full-size output (``tanh(x*a + b)*a - x``): 30K 30 vs 35 us,
+  130K 128 vs 131 us, 260K 222 vs 195 us, 1e6 1.9 vs 1.2 ms (two threads 0.8 ms). A region
+  costs about 6 us a run, so ``MIN_ELEMENTS`` is one block, where such a chain breaks even;
+- blocks of 16K-128K elements: one thread equally fast from 32K (16K: Python's ~1 us per call
+  shows), two threads fastest at 128K (fewer hand-overs of the GIL between calls);
+- two threads against one: a loss below 1.3 million elements times block instructions (the
+  chain at 260K elements: 219 vs 195 us), a gain from about 2 million (the model at 200K:
+  415 vs 469 us, the chain at 500K: 365 vs 413 us): ``PARALLEL_WORK``.
 
 ``GRADPIPE_BLOCKED_MIN_ELEMENTS`` sets the threshold (0 sends every region through the blocked
-path, for tests), ``GRADPIPE_BLOCKED_THREADS`` the threads (1 or 2). The block programs are
-Python written by the engine from its own plan (slot numbers and generated names only).
+path, for tests), ``GRADPIPE_BLOCKED_THREADS`` the threads (1 or 2), ``GRADPIPE_BLOCKED=0`` turns
+regions off. The block programs are Python written by the engine from its own plan (slot numbers
+and generated names only), never from config text.
 """
 
 from __future__ import annotations
@@ -60,15 +76,15 @@ from . import workers
 from .errors import InvalidArgumentError, OpError
 from .ops.registry import get_op
 
-#: elements from which a region runs blocked (below: its plain steps)
-MIN_ELEMENTS = int(os.environ.get("GRADPIPE_BLOCKED_MIN_ELEMENTS", 262_144))
+#: elements from which a region runs blocked (below: its plain steps); see the module doc
+MIN_ELEMENTS = int(os.environ.get("GRADPIPE_BLOCKED_MIN_ELEMENTS", 131_072))
 #: elements per block
 BLOCK = 131_072
-#: threads over which the blocks of one region are split (each takes a contiguous range)
+#: threads over which the blocks of one region are shared
 THREADS = max(1, min(workers.SIZE, int(os.environ.get("GRADPIPE_BLOCKED_THREADS",
                                                        os.cpu_count() or 1))))
-#: elements from which the blocks are split over THREADS threads
-PARALLEL_MIN = 2 * BLOCK
+#: elements times block instructions from which the blocks are shared by THREADS threads
+PARALLEL_WORK = 2_000_000
 #: a region is formed from this many ops that compute per element (maps and reductions)
 MIN_OPS = 2
 
@@ -416,6 +432,7 @@ class Region:
         self._by_slot = by_slot
         self._plain = _plain_function(plain_steps, inputs, outputs)
         self._compile_blocks()
+        self._plan_run()
         self._lock = threading.Lock()
         self._bufs: list | None = None
 
@@ -532,6 +549,7 @@ class Region:
                     lines.append(f"_copyto(o{m.slot}, v{m.slot})")
         lines += [f"_copyto(o{s}, v{r})" for s, r in copies]
         self._buffer_dtypes = buffer_dtypes
+        self._work = len(program)
         self._ones_dtypes = ones_dtypes
         ctx = [f"f{s}" for s in full_ext] + [f"v{s}" for s in small_names] + \
             [f"O{s}" for s in map_outputs] + [f"P{r}" for r in range(len(reduces))]
@@ -565,6 +583,43 @@ class Region:
 
     # -- run -------------------------------------------------------------------------------
 
+    def _plan_run(self):
+        """What a run does besides the blocks, decided once: the input checks, the 0-d values
+        (in order: a spread or alias reads an earlier one) and how each output is made."""
+        self._full_checks = tuple((p, dt) for p, dt, c in self.checks if c == FULL)
+        self._small_checks = tuple((p, dt) for p, dt, c in self.checks if c == SMALL)
+        index = {s: i for i, s in enumerate(self._small_slots)}
+        prologue = []
+        for s in self._small_slots:
+            m = self._by_slot.get(s)
+            if m is None:
+                prologue.append(("input", self._pos[s]))
+            elif m.kind == "const":
+                prologue.append(("const", m.const.reshape(())))
+            elif m.kind == "alias":
+                prologue.append(("alias", index[m.value_ins[0]]))
+            else:
+                axes = m.spread[0] if m.mean else None
+                prologue.append(("spread", index[m.value_ins[0]], m.mean, axes, m.dtype))
+        self._prologue = prologue
+        finish = []
+        full_index = {s: i for i, s in enumerate(self._map_outputs)}
+        for s in self.outputs:
+            m = self._by_slot[s]
+            if m.cls == FULL:
+                finish.append(("full", full_index[s]))
+            elif m.kind == "reduce":
+                like = self._pos[m.like] if m.like is not None else None
+                finish.append(("reduce", self._reduces.index(m), m.mean, m.dtype, like,
+                               m.out_shape))
+            elif m.kind == "const" and m.out_shape is not None:
+                finish.append(("const", m.const))
+            else:
+                finish.append(("small", index[s], m.dtype))
+        self._finish = finish
+        self._out_dtypes = [self._by_slot[s].dtype for s in self._map_outputs]
+        self._full_pos = [self._pos[s] for s in self._full_ext]
+
     def __call__(self, *values):
         shape = self._run_shape(values)
         if shape is None:
@@ -576,52 +631,51 @@ class Region:
 
     def _run_shape(self, values):
         """The run's full shape when every input fits the blocked path, else None."""
-        first = values[self.shape_sources[0]]
-        shape = getattr(first, "shape", None)
-        if shape is None or len(shape) != len(self.shape) or any(
-                d is not None and d != n for d, n in zip(self.shape, shape)):
+        shape = getattr(values[self.shape_sources[0]], "shape", None)
+        if shape is None or len(shape) != len(self.shape):
             return None
+        for d, n in zip(self.shape, shape):
+            if d is not None and d != n:
+                return None
         size = math.prod(shape)
         if size < MIN_ELEMENTS or size == 0:
             return None
-        rank = len(shape)
-        for pos, dtype, c in self.checks:
-            v = values[pos]
-            if not isinstance(v, np.ndarray | np.generic) or v.dtype != dtype:
+        for p, dtype in self._full_checks:
+            v = values[p]
+            if not isinstance(v, np.ndarray | np.generic) or v.dtype != dtype or v.shape != shape:
                 return None
-            if c == FULL:
-                if v.shape != shape:
-                    return None
-            elif v.size != 1 or v.ndim > rank:
+        rank = len(shape)
+        for p, dtype in self._small_checks:
+            v = values[p]
+            if not isinstance(v, np.ndarray | np.generic) or v.dtype != dtype or v.size != 1 \
+                    or v.ndim > rank:
                 return None
         return shape
 
     def _run_blocked(self, values, shape):
         n = math.prod(shape)
-        pos = self._pos
-        small = {}
-        for s in self.inputs:
-            if self._class(s) == SMALL:
-                small[s] = np.asarray(values[pos[s]]).reshape(())
-        for m in self.members:
-            if m.kind == "const":
-                small[m.slot] = m.const if m.out_shape is None else m.const.reshape(())
-            elif m.kind == "alias" and m.cls == SMALL:
-                small[m.slot] = small[m.value_ins[0]]
-            elif m.kind == "spread":
-                g = small[m.value_ins[0]]
-                if m.mean:
-                    axes = m.spread[0]
+        small = []
+        for step in self._prologue:
+            kind = step[0]
+            if kind == "input":
+                small.append(np.asarray(values[step[1]]).reshape(()))
+            elif kind == "const":
+                small.append(step[1])
+            elif kind == "alias":
+                small.append(small[step[1]])
+            else:
+                _, src, mean, axes, dtype = step
+                g = small[src]
+                if mean:
                     count = n if axes is None else math.prod(shape[a] for a in axes)
-                    g = np.true_divide(g, np.asarray(max(count, 1), m.dtype))
-                small[m.slot] = np.asarray(g, m.dtype)
-        outs = {s: np.empty(shape, self._by_slot[s].dtype) for s in self._map_outputs}
+                    g = np.true_divide(g, np.asarray(max(count, 1), dtype))
+                small.append(np.asarray(g, dtype))
+        outs = [np.empty(shape, dt) for dt in self._out_dtypes]
         nblocks = -(-n // self.block)
         partials = [np.empty(nblocks) for _ in self._reduces]
-        ctx = [values[pos[s]].reshape(-1) for s in self._full_ext] + \
-            [small[s] for s in self._small_slots] + \
-            [outs[s].reshape(-1) for s in self._map_outputs] + partials
-        threads = min(THREADS, nblocks) if n >= PARALLEL_MIN else 1
+        ctx = [values[p].reshape(-1) for p in self._full_pos] + small + \
+            [o.reshape(-1) for o in outs] + partials
+        threads = min(THREADS, nblocks) if n * self._work >= PARALLEL_WORK else 1
         bufs, owned = self._acquire(threads)
         # the threads take the next block index from one iterator (``next`` on a range
         # iterator holds the GIL): a thread delayed by the machine leaves its blocks to the
@@ -643,20 +697,21 @@ class Region:
             if owned:
                 self._lock.release()
         results = []
-        for s in self.outputs:
-            m = self._by_slot[s]
-            if m.cls == FULL:
-                results.append(outs[s])
-            elif m.kind == "reduce":
-                total = partials[self._reduces.index(m)].sum()
-                if m.mean:
+        for step in self._finish:
+            kind = step[0]
+            if kind == "full":
+                results.append(outs[step[1]])
+            elif kind == "reduce":
+                _, r, mean, dtype, like, out_shape = step
+                total = partials[r].sum()
+                if mean:
                     total = total / n
-                out_shape = values[pos[m.like]].shape if m.like is not None else m.out_shape
-                results.append(np.asarray(total, m.dtype).reshape(out_shape))
-            elif m.kind == "const" and m.out_shape is not None:
-                results.append(m.const.copy())
+                results.append(np.asarray(total, dtype).reshape(
+                    out_shape if like is None else values[like].shape))
+            elif kind == "const":
+                results.append(step[1].copy())
             else:
-                results.append(np.full(shape, small[s], m.dtype))
+                results.append(np.full(shape, small[step[1]], step[2]))
         return tuple(results)
 
     def _acquire(self, threads):

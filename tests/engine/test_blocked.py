@@ -33,7 +33,7 @@ def _configure(monkeypatch, on, block=256, threads=2):
     monkeypatch.setenv("GRADPIPE_BLOCKED", "1" if on else "0")
     monkeypatch.setattr(blocked, "MIN_ELEMENTS", 0)
     monkeypatch.setattr(blocked, "BLOCK", block)
-    monkeypatch.setattr(blocked, "PARALLEL_MIN", 0)
+    monkeypatch.setattr(blocked, "PARALLEL_WORK", 0)
     monkeypatch.setattr(blocked, "THREADS", threads)
 
 
