@@ -23,7 +23,6 @@ from __future__ import annotations
 import functools
 import os
 import threading
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -32,6 +31,7 @@ from ..errors import InvalidArgumentError, ShapeError
 from ..graph import Tensor
 from ..ops.core import convert_to_tensor
 from ..ops.registry import apply, get_op, register
+from ..workers import executor as _executor
 
 
 def _as_ref(var):
@@ -47,25 +47,6 @@ BLOCK = 65_536
 THREADS = max(1, min(2, int(os.environ.get("GRADPIPE_UPDATE_THREADS", os.cpu_count() or 1))))
 #: elements from which an update is split over THREADS threads
 PARALLEL_MIN = 4 * BLOCK
-
-_pool = None
-
-
-def _executor():
-    global _pool
-    if _pool is None:
-        _pool = ThreadPoolExecutor(THREADS, thread_name_prefix="gradpipe-update")
-    return _pool
-
-
-def _forget_pool():
-    global _pool
-    _pool = None
-
-
-if hasattr(os, "register_at_fork"):  # a forked child has no pool threads
-    os.register_at_fork(after_in_child=_forget_pool)
-
 
 def _scratch(state, op, out, n):
     """Scratch for op's kernel: one list of ``n + 1`` buffers of ``out``'s dtype per worker
