@@ -195,6 +195,36 @@ def test_random_programs_match_the_plain_steps(seed, shape, monkeypatch, runs):
     _assert_close(fast, plain)
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_random_programs_give_identical_numbers_on_one_and_two_threads(seed, monkeypatch):
+    results = []
+    for threads in (1, 2):
+        _configure(monkeypatch, on=True, threads=threads)
+        results.append(_run_program(seed, [None], [3001])[0])
+    for one, two in zip(*results):
+        np.testing.assert_array_equal(one, two)
+
+
+def test_float64_programs_stay_float64(monkeypatch, runs):
+    _configure(monkeypatch, on=True)
+    xv = np.linspace(-2, 2, 1001)
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.float64, [None])
+        w = tf.Variable(np.float64(0.75))
+        pred = tf.tanh(w * x) * 2.0
+        loss = tf.reduce_mean(tf.square(pred - x))
+        grad = tf.gradients(loss, [w])[0]
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            values = sess.run([pred, loss, grad], {x: xv})
+    assert runs and all(np.asarray(v).dtype == np.float64 for v in values)
+    t = np.tanh(0.75 * xv)
+    expected = [2 * t, np.mean((2 * t - xv) ** 2),
+                np.mean(2 * (2 * t - xv) * 2 * (1 - t * t) * xv)]
+    for got, want in zip(values, expected):
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_nan_and_inf_propagate_as_in_the_plain_steps(seed, monkeypatch, runs):
     _configure(monkeypatch, on=False)
