@@ -12,8 +12,8 @@ intermediates never exist.
 What a region holds (found once, when a plan is compiled):
 
 - elementwise ops (a registry ``numexpr`` fragment, or a ufunc forward whose numpy dtypes are
-  the graph's) whose output has the region's shape and whose operands have it too or are size-1
-  values from outside the region (scalars, broadcast);
+  the graph's, ``Cast``, ``AddN``, ``Identity``) whose output has the region's shape and whose
+  operands have it too or are size-1 values from outside the region (scalars, broadcast);
 - the broadcast of a size-1 value into the full shape (``BroadcastReduced``, ``BroadcastLike``:
   the gradient of a mean or sum) and ``OnesLike``/``ZerosLike`` (they need no values), held as
   one 0-d value; ``SumToShapeOf``/``BroadcastLike`` to the shape their input already has;
@@ -91,6 +91,9 @@ MIN_OPS = 2
 _REDUCE_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 _CONST = {"OnesLike": np.ones, "ZerosLike": np.zeros}
 _SPREAD = ("BroadcastReduced", "BroadcastLike")
+#: elementwise ops without a numexpr fragment or a ufunc forward
+_ELEMENTWISE = ("Cast", "AddN")
+_IDENTITY = ("Identity", "StopGradient")
 
 _counter = itertools.count()
 
@@ -196,6 +199,10 @@ def _candidate(index, step, region):
         m.mean = kind == "Mean"
         m.out_shape = op.outputs[0].shape.dims
         return m if None not in m.out_shape else None
+    if kind in _IDENTITY and op.outputs[0].shape.dims == shape and cls(0) in (FULL, SMALL):
+        m = _Member(index, step, "alias", cls(0))
+        m.value_ins = [ins[0]]
+        return m
     if kind in ("SumToShapeOf", "BroadcastLike") and op.inputs[1].shape.dims == shape \
             and op.outputs[0].shape.dims == shape and cls(0) in (FULL, SMALL) \
             and cls(1) in (FULL, SMALL):
@@ -238,7 +245,8 @@ def _candidate(index, step, region):
         else:
             return None
         return m
-    if op_def.numexpr is None and not isinstance(op_def.forward, np.ufunc):
+    if op_def.numexpr is None and not isinstance(op_def.forward, np.ufunc) \
+            and kind not in _ELEMENTWISE:
         return None
     if op.outputs[0].shape.dims != shape:
         return None

@@ -124,8 +124,10 @@ def test_sums_are_as_accurate_as_numpys(monkeypatch):
 
 # -- random elementwise programs ---------------------------------------------------------------
 
-_UNARY = [tf.tanh, tf.sigmoid, tf.square, tf.abs, tf.negative, tf.nn.relu,
-          lambda u: tf.exp(-tf.square(u)), lambda u: tf.sqrt(tf.square(u) + 1.0)]
+_UNARY = [tf.tanh, tf.sigmoid, tf.square, tf.abs, tf.negative, tf.nn.relu, tf.identity,
+          lambda u: tf.exp(-tf.square(u)), lambda u: tf.sqrt(tf.square(u) + 1.0),
+          lambda u: tf.cast(tf.cast(u, tf.float64) * 3.0, tf.float32),
+          lambda u: tf.add_n([u, tf.square(u), u]), lambda u: tf.stop_gradient(u) * u]
 _BINARY = [tf.add, tf.subtract, tf.multiply, tf.maximum, tf.minimum,
            lambda u, v: u / (1.0 + tf.square(v)), lambda u, v: tf.where(u > v, u, v * 0.5)]
 
