@@ -225,9 +225,15 @@ def _fill_grad(op, grad):
     return [None, reduce_sum(grad)]
 
 
-# Not folded: a large fill is made when its op runs (an initializer, once) instead of being kept
-# in the plan for as long as the session lives.
-register("Fill", lambda dims, value: np.full(tuple(dims), value), _fill_infer, grad=_fill_grad,
+def _fill_forward(dims, value):
+    """A read-only broadcast view of the scalar: no memory of the fill's size. The variable
+    initializers that read fills copy them into their storage one at a time, so initializing
+    Adam's slots does not first hold every zero-filled slot at once."""
+    return np.broadcast_to(np.asarray(value), tuple(int(d) for d in dims))
+
+
+# Not folded: a large fill would be kept in the plan for as long as the session lives.
+register("Fill", _fill_forward, _fill_infer, grad=_fill_grad,
          foldable=False)
 
 
