@@ -383,10 +383,8 @@ def _build(open_region, readers, protected, fuse):
     members = open_region.members
     indices = {m.index for m in members}
     member_slots = {m.slot for m in members}
-    outputs = [m.slot for m in members if m.kind != "reduce" and (
-        m.slot in protected or any(r not in indices for r in readers.get(m.slot, ())))]
-    outputs += [m.slot for m in members if m.kind == "reduce"
-                and (m.slot in protected or any(r not in indices for r in readers.get(m.slot, ())))]
+    outputs = [m.slot for m in members if m.slot in protected
+               or any(r not in indices for r in readers.get(m.slot, ()))]
     needed = set(outputs)
     live = []
     for m in reversed(members):
@@ -396,15 +394,17 @@ def _build(open_region, readers, protected, fuse):
     live.reverse()
     if sum(m.kind in ("map", "reduce") for m in live) < MIN_OPS:
         return None
-    inputs = []
+    inputs, full_input = [], False
     for m in members:
-        for s in m.value_ins + m.shape_ins:
-            if s not in member_slots and s not in inputs:
+        for s, t in zip(m.step[1], m.op.inputs):
+            if s in m.value_ins + m.shape_ins and s not in member_slots and s not in inputs:
                 inputs.append(s)
+                full_input = full_input or t.shape.dims == open_region.shape
+    if not full_input:
+        return None  # nothing to take the run's shape from
     plain = [m.step for m in members]
-    region = Region(members, live, inputs, outputs, open_region.shape,
-                    fuse(plain, set(outputs)) if fuse else plain)
-    return region if region.shape_sources else None
+    return Region(members, live, inputs, outputs, open_region.shape,
+                  fuse(plain, set(outputs)) if fuse else plain)
 
 
 # -- the region step -------------------------------------------------------------------------
@@ -424,15 +424,12 @@ class Region:
         for m in members:
             for s, t in zip(m.step[1], m.op.inputs):
                 tensors.setdefault(s, t)
-        rank = len(shape)
         # per input: (position, dtype, class) -- FULL: shape must be the region's; SMALL: size 1
         self.checks = []
         self.shape_sources = []
         for pos, s in enumerate(inputs):
             t = tensors[s]
             c = FULL if t.shape.dims == shape else SMALL
-            if c == SMALL and not _small(t, rank):
-                c = FULL
             self.checks.append((pos, t.dtype.np, c))
             if c == FULL:
                 self.shape_sources.append(pos)
