@@ -27,11 +27,11 @@ import threading
 import numpy as np
 
 from .. import dtypes as _dtypes
+from .. import workers
 from ..errors import InvalidArgumentError, ShapeError
 from ..graph import Tensor
 from ..ops.core import convert_to_tensor
 from ..ops.registry import apply, get_op, register
-from ..workers import executor as _executor
 
 
 def _as_ref(var):
@@ -68,16 +68,16 @@ def _scratch(state, op, out, n):
     return bufs
 
 
-def _run_blocks(kernel, flat, value, scale, args, static, bufs, lo, hi, err=None):
-    """The blocks of ``[lo, hi)``; the gradient is ``value * scale`` when ``scale`` is given
-    (computed per block into the spare buffer); ``err``: the caller's numpy error state, for a
-    worker thread (numpy's error state is per thread)."""
-    if err is not None:
-        with np.errstate(**err):
-            return _run_blocks(kernel, flat, value, scale, args, static, bufs, lo, hi)
+def _run_blocks(kernel, flat, value, scale, args, static, bufs, starts):
+    """The blocks starting at the offsets ``starts`` yields, on this thread's scratch ``bufs``.
+    ``starts`` may be shared with other threads: each block is taken once, by whichever thread
+    is free (a thread the machine delays leaves its blocks to the others; a block's values do
+    not depend on the thread). The gradient is ``value * scale`` when ``scale`` is given,
+    computed per block into the spare buffer."""
     *scratch, spare = bufs
-    for start in range(lo, hi, BLOCK):
-        end = min(start + BLOCK, hi)
+    n = value.size
+    for start in starts:
+        end = min(start + BLOCK, n)
         grad = value[start:end]
         if scale is not None:
             grad = np.multiply(grad, scale, out=spare[:end - start])
@@ -87,7 +87,7 @@ def _run_blocks(kernel, flat, value, scale, args, static, bufs, lo, hi, err=None
 
 def _run_kernel(kernel, arrays, value, args, static, bufs, scale=None):
     """``kernel(*arrays, value [* scale], *args, scratch=...)``, in blocks when the arrays are
-    large and contiguous, the blocks split over the workers of ``bufs`` (one list of scratch
+    large and contiguous, the blocks shared out to the workers of ``bufs`` (one list of scratch
     buffers per worker, see ``_scratch``) from ``PARALLEL_MIN`` elements."""
     out = arrays[0]
     n = out.size
@@ -100,17 +100,11 @@ def _run_kernel(kernel, arrays, value, args, static, bufs, scale=None):
         return
     flat = [a.reshape(-1) for a in arrays]
     value = np.reshape(value, -1)
-    workers = len(bufs) if n >= PARALLEL_MIN else 1
-    if workers == 1:
-        _run_blocks(kernel, flat, value, scale, args, static, bufs[0], 0, n)
-        return
-    # whole blocks per worker: every element sees the operations of the unsplit update
-    cut = -(-n // BLOCK // workers) * BLOCK
-    err = np.geterr()
-    futures = [_executor().submit(_run_blocks, kernel, flat, value, scale, args, static, bufs[w],
-                                  w * cut, min((w + 1) * cut, n), err)
-               for w in range(1, workers)]
-    _run_blocks(kernel, flat, value, scale, args, static, bufs[0], 0, min(cut, n))
+    starts = iter(range(0, n, BLOCK))  # a range iterator's next() is atomic under the GIL
+    run = functools.partial(_run_blocks, kernel, flat, value, scale, args, static)
+    futures = [workers.submit(run, bufs[w], starts)
+               for w in range(1, len(bufs) if n >= PARALLEL_MIN else 1)]
+    run(bufs[0], starts)
     for f in futures:
         f.result()
 
