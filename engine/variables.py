@@ -235,6 +235,13 @@ class Variable(Tensor):
         (session or get_default_session())._load_variable(self, value)
 
     def __repr__(self):
+        from .eager import is_eager
+
+        if is_eager(self):  # TF2 prints an eager variable's value
+            value = self.numpy()
+            text = str(value) if np.ndim(value) == 0 else np.array_repr(np.asarray(value))
+            return (f"<tf.Variable '{self.name}' shape={self.shape} dtype={self.dtype.name}, "
+                    f"numpy={text}>")
         return f"<tf.Variable '{self.name}' shape={self.shape} dtype={self.dtype.name}_ref>"
 
     __str__ = __repr__

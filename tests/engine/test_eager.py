@@ -222,3 +222,15 @@ def test_tf1_optimizers_update_eager_variables_at_once(eager):
     # accum = 1, then 1.5; w -= 0.1 * accum each step
     np.testing.assert_allclose(w.numpy(), [1.0 - 0.25, 2.0 + 0.25], rtol=1e-6)
     np.testing.assert_allclose(opt.get_slot(w, "momentum").numpy(), [1.5, -1.5])
+
+
+def test_an_eager_variable_prints_its_value_as_tf2():
+    """Strings printed by TF 2.21 for the same two variables."""
+    with tf.eager_mode():
+        v = tf.Variable([1.0, 2.0], name="w")
+        s = tf.Variable(3.0)
+        assert repr(v) == ("<tf.Variable 'w:0' shape=(2,) dtype=float32, "
+                           "numpy=array([1., 2.], dtype=float32)>")
+        assert repr(s) == "<tf.Variable 'Variable:0' shape=() dtype=float32, numpy=3.0>"
+        v.assign_add([1.0, 1.0])
+        assert "numpy=array([2., 3.]" in repr(v)
