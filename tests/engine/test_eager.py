@@ -225,12 +225,13 @@ def test_tf1_optimizers_update_eager_variables_at_once(eager):
 
 
 def test_an_eager_variable_prints_its_value_as_tf2():
-    """Strings printed by TF 2.21 for the same two variables."""
+    """Strings printed by TF 2.21 for the same two variables (names unique to this test: eager
+    names here are made unique across the process)."""
     with tf.eager_mode():
-        v = tf.Variable([1.0, 2.0], name="w")
-        s = tf.Variable(3.0)
-        assert repr(v) == ("<tf.Variable 'w:0' shape=(2,) dtype=float32, "
+        v = tf.Variable([1.0, 2.0], name="repr_w")
+        s = tf.Variable(3.0, name="repr_s")
+        assert repr(v) == ("<tf.Variable 'repr_w:0' shape=(2,) dtype=float32, "
                            "numpy=array([1., 2.], dtype=float32)>")
-        assert repr(s) == "<tf.Variable 'Variable:0' shape=() dtype=float32, numpy=3.0>"
+        assert repr(s) == "<tf.Variable 'repr_s:0' shape=() dtype=float32, numpy=3.0>"
         v.assign_add([1.0, 1.0])
         assert "numpy=array([2., 3.]" in repr(v)
