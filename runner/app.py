@@ -28,7 +28,7 @@ import hydra
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
-from runner.errors import ConfigError, ConfigErrors
+from runner.errors import ConfigError, ConfigErrors, did_you_mean
 
 log = logging.getLogger("runner")
 
@@ -156,6 +156,51 @@ def without_traceback(text: str) -> str:
     return "".join(out)
 
 
+def _config_keys(parent: str, argv: list[str], leave_out: str) -> list[str]:
+    """The keys under ``parent`` in the config the command line composes without the override
+    of ``leave_out`` (Hydra's compose API; ``--config-dir``/``-cd`` honoured)."""
+    from hydra import compose, initialize_config_dir, initialize_config_module
+    from hydra.core.global_hydra import GlobalHydra
+
+    overrides, searchpath, args = [], None, iter(argv)
+    for arg in args:
+        if arg in ("--config-dir", "-cd"):
+            searchpath = next(args, None)
+        elif arg.startswith("--config-dir="):
+            searchpath = arg.split("=", 1)[1]
+        elif not arg.startswith("-") and \
+                not f"{arg.lstrip('+~').split('=', 1)[0]}.".startswith(f"{leave_out}."):
+            overrides.append(arg)
+    if searchpath:
+        overrides.append(f"hydra.searchpath=['file://{Path(searchpath).resolve()}']")
+    GlobalHydra.instance().clear()
+    where = config_dir()
+    init = initialize_config_module(CONFIG_PACKAGE, version_base="1.3") \
+        if where.startswith("pkg://") else initialize_config_dir(where, version_base="1.3")
+    with init:
+        node = OmegaConf.select(compose("config", overrides=overrides), parent) \
+            if parent else compose("config", overrides=overrides)
+    return [str(k) for k in node.keys()] if isinstance(node, DictConfig) else []
+
+
+def with_key_suggestion(text: str, argv: list[str]) -> str:
+    """Hydra's "Key 'x' is not in struct" for a mistyped override (``train.stpes=5``), with the
+    did-you-mean our own config errors give, taken from the keys the config has there."""
+    import re
+
+    match = re.search(r"full_key: (\S+)", text)
+    if "is not in struct" not in text or not match:
+        return text
+    full_key = match.group(1)
+    parent = full_key.rpartition(".")[0]
+    try:
+        keys = _config_keys(parent, argv, full_key)
+        hint = did_you_mean(full_key, [f"{parent}.{k}" if parent else k for k in keys])
+    except Exception:  # noqa: BLE001 - a hint is optional; Hydra's message stands alone
+        return text
+    return text.replace(match.group(0), match.group(0) + hint, 1)
+
+
 class _State:
     """Whether Hydra reached the task function (otherwise a non-zero exit is a compose error),
     and stderr held while it composes."""
@@ -209,7 +254,9 @@ def main() -> None:
     except SystemExit as exc:
         if not _State.entered:
             sys.stderr = _State.stderr.target
-            _State.stderr.release(None if full_errors() else without_traceback)
+            _State.stderr.release(None if full_errors() else
+                                  lambda text: with_key_suggestion(without_traceback(text),
+                                                                   sys.argv[1:]))
             if exc.code == 1:
                 raise SystemExit(EXIT_CONFIG) from None
         _end_of_sweep()

@@ -74,6 +74,16 @@ def test_an_override_hydra_cannot_apply_exits_2(tmp_path):
     proc = run_cli(f"hydra.run.dir={tmp_path / 'run'}", "train.stpes=5", cwd=tmp_path,
                    check_code=2)
     assert "stpes" in proc.stderr and "Traceback" not in proc.stderr
+    assert "full_key: train.stpes (did you mean 'train.steps'?)" in proc.stderr
+
+
+def test_a_mistyped_key_inside_an_experiment_gets_the_close_key(tmp_path):
+    proc = run_cli(f"hydra.run.dir={tmp_path / 'run'}", "+experiment=clip_adam",
+                   "groups.encoder.optimzer.learning_rate=0.1", cwd=tmp_path, check_code=2)
+    assert "(did you mean 'groups.encoder.optimizer'?)" in proc.stderr
+    proc = run_cli(f"hydra.run.dir={tmp_path / 'run'}", "train.qqqqqq=1", cwd=tmp_path,
+                   check_code=2)
+    assert "full_key: train.qqqqqq\n" in proc.stderr and "did you mean" not in proc.stderr
 
 
 def test_user_experiment_from_config_dir_with_inline_model_data_groups(tmp_path):
