@@ -18,7 +18,7 @@ from .errors import InvalidArgumentError, OpError, ShapeError
 from .fusion import fuse_steps
 from .graph import Operation, Tensor
 from .ops.registry import get_op
-from .train.update_ops import fold_gradient_scales
+from .train.update_ops import batch_updates, fold_gradient_scales
 
 
 def is_mutating(op: Operation) -> bool:
@@ -212,7 +212,8 @@ def compile_plan(state, fetches, feeds):
             copy_fetch.append(FETCH_FED if f in fed else
                               FETCH_COPY if f in aliased else FETCH_PLAIN)
     fetched = {s for s in fetch_slots if s is not None}
-    steps = fold_gradient_scales(steps, fetched, lambda t: t not in aliased)
+    fresh = lambda t: t not in aliased  # computed by the run, not state or a constant
+    steps = batch_updates(fold_gradient_scales(steps, fetched, fresh), fresh, folded.__contains__)
     steps = blocked.find_regions(steps, fetched, fuse_steps)
     return Plan(list(feeds), steps, template, fetch_slots, copy_fetch, state)
 

@@ -51,7 +51,7 @@ THREADS = max(1, min(2, int(os.environ.get("GRADPIPE_UPDATE_THREADS", os.cpu_cou
 #: elements from which an update is split over THREADS threads
 PARALLEL_MIN = 2 * BLOCK
 
-def _scratch(state, op, out, n):
+def _scratch(state, op, out, n, workers=None):
     """Scratch for op's kernel: one list of ``n + 1`` buffers of ``out``'s dtype per worker
     thread (the last for a scaled gradient's block), one block long, or the size of an array
     too small to block. Made once where the state keeps scratch (a session; eager ops allocate
@@ -60,7 +60,8 @@ def _scratch(state, op, out, n):
     variables holds one set of blocks, not one per variable."""
     blocked = out.flags.c_contiguous and out.size > BLOCK
     size = BLOCK if blocked else out.size
-    workers = THREADS if blocked and out.size >= PARALLEL_MIN else 1
+    if workers is None:
+        workers = THREADS if blocked and out.size >= PARALLEL_MIN else 1
     cache = getattr(state, "scratch", None)
     key = (threading.get_ident(), out.dtype, size, n, workers)
     bufs = None if cache is None else cache.get(key)
@@ -116,6 +117,117 @@ def _run_kernel(kernel, arrays, value, args, static, bufs, scale=None):
 SCALED_FORWARDS: dict = {}
 
 
+class _Job:
+    """A blocked update prepared by its op's forward (``jobs=``) and run by ``_run_jobs``."""
+
+    __slots__ = ("kernel", "flat", "value", "scale", "args", "static", "state", "op", "scratch")
+
+    def __init__(self, kernel, flat, value, scale, args, static, state, op, scratch):
+        self.kernel, self.flat, self.value, self.scale = kernel, flat, value, scale
+        self.args, self.static, self.state, self.op, self.scratch = args, static, state, op, scratch
+
+
+def _run_jobs(jobs):
+    """The blocks of every job, handed out from one queue to the calling thread and the pool, so
+    a group's updates are one parallel pass whatever the number of its variables: no wait at the
+    end of each variable, no thread left idle while the last blocks of one variable finish."""
+    total = sum(job.value.size for job in jobs)
+    workers_n = THREADS if total >= PARALLEL_MIN else 1
+    bufs = [_scratch(job.state, job.op, job.flat[0], job.scratch, workers_n) for job in jobs]
+    blocks = iter([(j, start) for j, job in enumerate(jobs)
+                   for start in range(0, job.value.size, BLOCK)])
+
+    def run(w):
+        for j, start in blocks:  # a list iterator's next() is atomic under the GIL
+            job = jobs[j]
+            _run_blocks(job.kernel, job.flat, job.value, job.scale, job.args, job.static,
+                        bufs[j][w], (start,))
+
+    futures = [workers.submit(run, w) for w in range(1, workers_n)]
+    run(0)
+    for f in futures:
+        f.result()
+
+
+def batch_updates(steps, fresh, constant):
+    """Plan pass: consecutive update steps on different variables become one step whose large
+    updates run as one pool of blocks (``_run_jobs``). Their kernels then run after every member
+    has read its inputs, and side by side; so a step joins only if its inputs are values the run
+    computed (``fresh``), ``constant``, or reads of variables no member writes, and it writes no
+    variable a member reads: each update computes what it computed alone.
+    ``GRADPIPE_BATCH_UPDATES=0`` (read when a plan is compiled) leaves the steps as they are."""
+    if os.environ.get("GRADPIPE_BATCH_UPDATES", "1") == "0":
+        return steps
+    out, run = [], []
+    written: set = set()
+    read: set = set()
+    produced: set = set()
+
+    def flush():
+        if run:
+            out.append(_batched_step(run) if len(run) > 1 else run[0])
+        run.clear()
+        written.clear()
+        read.clear()
+        produced.clear()
+
+    for step in steps:
+        _, ins, slot, op = step
+        if op.type not in SCALED_FORWARDS or not isinstance(slot, int):
+            flush()
+            out.append(step)
+            continue
+        refs = {t.op for t in op.attrs.values() if isinstance(t, Tensor)}
+        reads = set()
+        for t in _input_tensors(op, len(ins)):
+            if fresh(t) or constant(t):
+                continue
+            if t.op.type != "VariableV2":  # a view or alias of state: keep it in order
+                reads = None
+                break
+            reads.add(t.op)
+        if reads is None:
+            flush()
+            out.append(step)
+            continue
+        if refs & (written | read) or reads & written or refs & reads \
+                or any(s in produced for s in ins):
+            flush()
+        run.append(step)
+        written |= refs
+        read |= reads
+        produced.add(slot)
+    flush()
+    return out
+
+
+def _input_tensors(op, n_slots):
+    """The tensors an update step reads: its op's inputs, or for a folded step (one slot more,
+    see ``fold_gradient_scales``) the product's factors instead of the gradient."""
+    if n_slots == len(op.inputs):
+        return list(op.inputs)
+    grad = op.inputs[0]
+    if grad.op.type == "Identity":
+        grad = grad.op.inputs[0]
+    return list(grad.op.inputs) + list(op.inputs[1:])
+
+
+def _batched_step(members):
+    calls = [(fn, len(ins)) for fn, ins, _, _ in members]
+
+    def run_batch(*values):
+        jobs, outs, i = [], [], 0
+        for fn, k in calls:
+            outs.append(fn(*values[i:i + k], jobs=jobs))
+            i += k
+        if jobs:
+            _run_jobs(jobs)
+        return tuple(outs)
+
+    return (run_batch, [s for _, ins, _, _ in members for s in ins],
+            tuple(slot for _, _, slot, _ in members), members[0][3])
+
+
 def register_update(op_type, kernel, refs, hyper=(), int_hyper=(), static=(), scratch=0):
     """Register an update op whose ``kernel(*ref_arrays, value, *hyper_arrays)`` writes in place.
 
@@ -129,7 +241,7 @@ def register_update(op_type, kernel, refs, hyper=(), int_hyper=(), static=(), sc
     """
     refs, hyper, static = tuple(refs), tuple(hyper), tuple(static)
 
-    def forward(state, op, value, *args, scale=None):
+    def forward(state, op, value, *args, scale=None, jobs=None):
         attrs = op.attrs
         out = state.storage(attrs[refs[0]].op)
         if attrs["gated"]:
@@ -144,7 +256,13 @@ def register_update(op_type, kernel, refs, hyper=(), int_hyper=(), static=(), sc
                 f"{op_type} (op '{op.name}'): var and grad do not have the same shape"
                 f"{list(out.shape)} {list(np.shape(value))}")
         if scratch:
-            _run_kernel(kernel, arrays, value, args, {k: attrs[k] for k in static},
+            static_kw = {k: attrs[k] for k in static}
+            if jobs is not None and out.size > BLOCK and np.shape(value) == out.shape and \
+                    all(a.flags.c_contiguous for a in arrays):
+                jobs.append(_Job(kernel, [a.reshape(-1) for a in arrays], np.reshape(value, -1),
+                                 scale, args, static_kw, state, op, scratch))
+                return out
+            _run_kernel(kernel, arrays, value, args, static_kw,
                         _scratch(state, op, out, scratch), scale)
             return out
         if scale is not None:
@@ -155,8 +273,8 @@ def register_update(op_type, kernel, refs, hyper=(), int_hyper=(), static=(), sc
             kernel(*arrays, value, *args)
         return out
 
-    def scaled_forward(state, op, value, scale, *args):
-        return forward(state, op, value, *args, scale=scale)
+    def scaled_forward(state, op, value, scale, *args, jobs=None):
+        return forward(state, op, value, *args, scale=scale, jobs=jobs)
 
     SCALED_FORWARDS[op_type] = scaled_forward
 

@@ -112,3 +112,60 @@ def test_a_product_of_a_variable_updated_in_between_is_read_before_the_update():
         # v: 2 - 0.5 = 1.5; u: 0 - (2.0 * 0.5) = -1 (v before the update), not -0.75
         np.testing.assert_array_equal(sess.run(v), np.full(4, 1.5, np.float32))
         np.testing.assert_array_equal(sess.run(u), np.full(4, -1.0, np.float32))
+
+
+# -- consecutive updates batched into one pool of blocks ---------------------------------------
+
+def _train_steps(build, steps=3):
+    g = tf.Graph()
+    with g.as_default():
+        train, variables, feeds = build()
+        sess = tf.Session()
+        sess.run(tf.global_variables_initializer())
+        rng = np.random.default_rng(5)
+        for _ in range(steps):
+            sess.run(train, {p: rng.standard_normal(p.shape.as_list()).astype(np.float32)
+                             for p in feeds})
+        plan = next(p for key, p in sess._plans.items() if train in key[0])
+        return sess.run(variables), [s[0] for s in plan.steps]
+
+
+def _mixed_group():
+    """Adam on clipped gradients of three sizes, Momentum on two more (blocked and not)."""
+    rng = np.random.default_rng(0)
+    sizes = [70_001, 20_001, 5]
+    vs = [tf.Variable(rng.random(n).astype(np.float32)) for n in sizes + [40_000, 3]]
+    gs = [tf.placeholder(tf.float32, [v.shape[0]]) for v in vs]
+    clipped, _ = tf.clip_by_global_norm(gs[:3], 0.5)
+    adam = tf.train.AdamOptimizer(0.01).apply_gradients(list(zip(clipped, vs[:3])))
+    momentum = tf.train.MomentumOptimizer(0.1, 0.9).apply_gradients(list(zip(gs[3:], vs[3:])))
+    return tf.group(adam, momentum), vs, gs
+
+
+def test_batched_updates_equal_the_updates_one_by_one(monkeypatch):
+    batched, steps = _train_steps(_mixed_group)
+    assert any(getattr(fn, "__name__", "") == "run_batch" for fn in steps)
+    monkeypatch.setenv("GRADPIPE_BATCH_UPDATES", "0")
+    alone, steps = _train_steps(_mixed_group)
+    assert not any(getattr(fn, "__name__", "") == "run_batch" for fn in steps)
+    for got, want in zip(batched, alone):
+        np.testing.assert_array_equal(got, want)
+
+
+def test_an_update_of_a_variable_another_update_reads_is_not_batched_with_it():
+    """The learning rate is the variable lr, which the same apply_gradients also updates (after
+    v, in the plan's order). v's kernel is blocked and so would run after lr's update if both
+    were batched; it must use lr = 1, as the plan runs them in order."""
+    g = tf.Graph()
+    with g.as_default():
+        n = 20_001  # blocked at 16K
+        lr = tf.Variable(np.float32(1.0))
+        v = tf.Variable(np.zeros(n, np.float32))
+        gv = tf.placeholder(tf.float32, [n])
+        glr = tf.placeholder(tf.float32, [])
+        train = tf.train.MomentumOptimizer(lr, 0.0).apply_gradients([(gv, v), (glr, lr)])
+        sess = tf.Session()
+        sess.run(tf.global_variables_initializer())
+        sess.run(train, {gv: np.ones(n, np.float32), glr: 0.5})
+        np.testing.assert_array_equal(sess.run(v), np.full(n, -1.0, np.float32))
+        assert sess.run(lr) == 0.5  # 1 - 1 * 0.5
