@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import heapq
+import math
 
 import numpy as np
 
@@ -186,6 +187,12 @@ def compile_plan(state, fetches, feeds):
             ins = [slot_of(t) for t in op.inputs]
         if op_def.mutates or (op_def.aliases_input and (not op.inputs or op.inputs[0] in aliased)):
             aliased.update(op.outputs)
+        shape_only = _value_from_static_shape(op, fed)
+        if shape_only is not None:
+            template[slot_of(op.outputs[0])] = shape_only
+            folded.add(op.outputs[0])
+            aliased.add(op.outputs[0])
+            continue
         if not op_def.stateful and _foldable(op, [t in folded for t in op.inputs]) \
                 and len(outputs) == len(op.outputs):
             value = _evaluate_now(op, fn, [template[i] for i in ins])
@@ -213,9 +220,43 @@ def compile_plan(state, fetches, feeds):
                               FETCH_COPY if f in aliased else FETCH_PLAIN)
     fetched = {s for s in fetch_slots if s is not None}
     fresh = lambda t: t not in aliased  # computed by the run, not state or a constant
+    steps = _without_unused(steps, fetched)
     steps = batch_updates(fold_gradient_scales(steps, fetched, fresh), fresh, folded.__contains__)
     steps = blocked.find_regions(steps, fetched, fuse_steps)
     return Plan(list(feeds), steps, template, fetch_slots, copy_fetch, state)
+
+
+def _without_unused(steps, fetched):
+    """The steps without those that compute values nothing reads (a loss whose only use was the
+    shape of its gradient's seed, once that seed is folded): pure ops have no other effect."""
+    needed = set(fetched)
+    kept = []
+    for step in reversed(steps):
+        out, op = step[2], step[3]
+        outs = () if out is None else out if isinstance(out, tuple) else (out,)
+        if outs and not get_op(op.type).stateful and not needed.intersection(outs):
+            continue
+        needed.update(step[1])
+        kept.append(step)
+    return kept[::-1]
+
+
+#: ops whose value follows from their input's shape and dtype alone (the gradients' grad_ys)
+_SHAPE_ONLY = {"OnesLike": np.ones, "ZerosLike": np.zeros}
+#: elements up to which such a value is made once when the plan is compiled
+_SHAPE_ONLY_MAX = 1000
+
+
+def _value_from_static_shape(op, fed):
+    """The value of a OnesLike/ZerosLike whose input's static shape is fully known and small,
+    made now instead of at every run; None otherwise."""
+    make = _SHAPE_ONLY.get(op.type)
+    if make is None or op.control_inputs or op.outputs[0] in fed:
+        return None
+    shape = op.outputs[0].shape
+    if not shape.is_fully_defined() or math.prod(shape.as_list()) > _SHAPE_ONLY_MAX:
+        return None
+    return make(shape.as_list(), op.outputs[0].dtype.np)
 
 
 def _evaluate_now(op, fn, args):

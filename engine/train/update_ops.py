@@ -243,22 +243,25 @@ def register_update(op_type, kernel, refs, hyper=(), int_hyper=(), static=(), sc
 
     def forward(state, op, value, *args, scale=None, jobs=None):
         attrs = op.attrs
-        out = state.storage(attrs[refs[0]].op)
+        variables = state.variables
+        try:
+            arrays = [variables[attrs[r].op] for r in refs]
+        except KeyError:  # TF's precondition error, naming the first uninitialized one
+            arrays = [state.storage(attrs[r].op) for r in refs]
+        out = arrays[0]
         if attrs["gated"]:
             *args, gate = args
             if not gate:
                 return out
-        arrays = [out] + [state.storage(attrs[r].op) for r in refs[1:]]
         if scale is not None and (np.ndim(scale) or np.result_type(value, scale) != out.dtype):
             value, scale = np.multiply(value, scale), None  # not a same-dtype scalar: as unfolded
-        if np.shape(value) != out.shape:
+        if getattr(value, "shape", ()) != out.shape:
             raise InvalidArgumentError(
                 f"{op_type} (op '{op.name}'): var and grad do not have the same shape"
                 f"{list(out.shape)} {list(np.shape(value))}")
+        static_kw = {k: attrs[k] for k in static} if static else {}
         if scratch:
-            static_kw = {k: attrs[k] for k in static}
-            if jobs is not None and out.size > BLOCK and np.shape(value) == out.shape and \
-                    all(a.flags.c_contiguous for a in arrays):
+            if jobs is not None and out.size > BLOCK and all(a.flags.c_contiguous for a in arrays):
                 jobs.append(_Job(kernel, [a.reshape(-1) for a in arrays], np.reshape(value, -1),
                                  scale, args, static_kw, state, op, scratch))
                 return out
@@ -267,10 +270,7 @@ def register_update(op_type, kernel, refs, hyper=(), int_hyper=(), static=(), sc
             return out
         if scale is not None:
             value = np.multiply(value, scale)
-        if static:
-            kernel(*arrays, value, *args, **{k: attrs[k] for k in static})
-        else:
-            kernel(*arrays, value, *args)
+        kernel(*arrays, value, *args, **static_kw)
         return out
 
     def scaled_forward(state, op, value, scale, *args, jobs=None):

@@ -299,3 +299,33 @@ def test_update_kernels_keep_scratch_per_op_and_allocate_it_once():
     assert sess._state.variables[w.op] is view  # updated in place
     # Adam's first steps move each weight by about lr against the gradient's sign
     np.testing.assert_allclose(sess.run(w), np.full(100_000, 0.8, np.float32), rtol=1e-5)
+
+
+def test_a_small_gradient_seed_is_folded_and_an_unfetched_loss_not_computed():
+    """loss = (w x - y)^2; the training op alone needs the loss only for the shape of its
+    gradient's seed (OnesLike), which is static: the seed is a constant, the loss is not run."""
+    g = tf.Graph()
+    with g.as_default():
+        w = tf.Variable(0.5)
+        x, y = tf.placeholder(tf.float32, []), tf.placeholder(tf.float32, [])
+        loss = tf.square(w * x - y)
+        train = tf.train.GradientDescentOptimizer(0.01).minimize(loss)
+        sess = tf.Session()
+        sess.run(tf.global_variables_initializer())
+        sess.run(train, {x: 2.0, y: 3.0})
+        plan = sess.plan([train], [x, y])
+        types = {t for s in plan.steps for t in _op_types(s)}
+        assert not {"oneslike", "square"} & types
+        # w <- w - lr * 2 (w x - y) x = 0.5 + 0.01 * 2 * 2 * 2
+        assert sess.run(w) == np.float32(0.58)
+        got_loss, _ = sess.run([loss, train], {x: 2.0, y: 3.0})
+        assert got_loss == np.float32((0.58 * 2 - 3) ** 2)
+        types = {t for s in sess.plan([loss, train], [x, y]).steps for t in _op_types(s)}
+        assert "square" in types
+
+
+def _op_types(step):
+    """The op types a plan step runs, lower-cased (a fused kernel's numpy steps are ufuncs)."""
+    fn, op = step[0], step[3]
+    inner = getattr(fn, "numpy_steps", None) or ()
+    return {op.type.lower()} | {getattr(f, "__name__", "").lower() for f, _ in inner}
