@@ -62,6 +62,26 @@ def _print_rows(label, results):
     sys.stdout.flush()
 
 
+def _print_bandwidth(measured):
+    """Adam + clip as a fraction of the triad's memory bandwidth, when both were measured."""
+    if "adam_clip" not in measured or "triad" not in measured:
+        return
+    from .workloads import ADAM_BYTES_PER_PARAM, TRIAD_BYTES
+
+    size, triads = measured["triad"]
+    rates = [size * TRIAD_BYTES / t for t in triads.values() if isinstance(t, float)]
+    if not rates:
+        return
+    bandwidth = max(rates)
+    params, adam = measured["adam_clip"]
+    print(f"\ntriad bandwidth {bandwidth / 1e9:.1f} GB/s (the faster of {', '.join(triads)}); "
+          f"adam_clip at {ADAM_BYTES_PER_PARAM} bytes per parameter:")
+    for fw, t in adam.items():
+        if isinstance(t, float):
+            rate = params * ADAM_BYTES_PER_PARAM / t
+            print(f"  {fw:<16}{rate / 1e9:6.1f} GB/s  {rate / bandwidth:6.0%} of triad")
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     names = [*WORKLOADS, *PROCESS_WORKLOADS]
@@ -74,6 +94,7 @@ def main(argv=None):
     samples, min_s = (3, 0.05) if args.quick else (7, 0.2)
     print(f"{'workload':<22}{'framework':<16}{'median':>12}{'vs gradpipe':>14}")
     memory_table = None
+    measured = {}
     for name in args.workloads:
         if name == "startup":
             try:
@@ -99,6 +120,8 @@ def main(argv=None):
                 except Exception as exc:  # a broken variant must not hide the others
                     results[fw] = f"failed ({type(exc).__name__}: {exc})"
             _print_rows(label, results)
+            measured[name] = (size, results)
+    _print_bandwidth(measured)
     if memory_table is not None:
         print()
         print(memory_table)

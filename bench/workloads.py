@@ -181,6 +181,32 @@ def adam_clip(framework, size=10_000_000):
     raise Unavailable(framework)
 
 
+#: bytes an Adam step moves per parameter at the least: reads var, m, v, grad; writes var, m, v
+ADAM_BYTES_PER_PARAM = 28
+
+
+def triad(framework, size=10_000_000):
+    """STREAM's triad a = b + s * c over float32 arrays, one pass on every core: 12 bytes per
+    element, the memory bandwidth the Adam workload is measured against (``TRIAD_BYTES``)."""
+    rng = np.random.default_rng(0)
+    b, c = (rng.standard_normal(size).astype(np.float32) for _ in range(2))
+    a = np.empty_like(b)
+    if framework == "torch":
+        torch = _torch()
+        at, bt, ct = (torch.from_numpy(x) for x in (a, b, c))
+        return lambda: torch.add(bt, ct, alpha=0.5, out=at)
+    if framework == "numexpr":
+        import numexpr
+
+        s = np.float32(0.5)
+        names = {"b": b, "s": s, "c": c}
+        return lambda: numexpr.evaluate("b + s * c", local_dict=names, out=a, casting="same_kind")
+    raise Unavailable(framework)
+
+
+TRIAD_BYTES = 12
+
+
 # -- MLP 784-512-512-10, batch 256, softmax cross-entropy, Adam ----------------------------
 
 
@@ -468,6 +494,7 @@ WORKLOADS = {
     "tiny": (tiny, [None], ["gradpipe", "python", "torch", "jax"]),
     "adam_clip": (adam_clip, [10_000_000], ["gradpipe", "numpy", "torch_fused", "torch_foreach",
                                              "optax"]),
+    "triad": (triad, [10_000_000], ["torch", "numexpr"]),
     "mlp": (mlp, [256], ["gradpipe", "torch", "jax"]),
     "elementwise": (elementwise, [1_000_000, 4_000_000], ["gradpipe", "numpy", "torch", "jax"]),
     "rnn": (rnn, [None], ["gradpipe", "numpy", "torch", "jax"]),
