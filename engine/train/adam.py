@@ -6,6 +6,7 @@ import numpy as np
 
 from ..graph import get_default_graph
 from ..ops.core import convert_to_tensor, group, no_op
+from . import compiled
 from .hyperparams import check_number
 from .optimizer import Optimizer, cast_to
 from .update_ops import register_update
@@ -40,7 +41,7 @@ def _apply_adam(var, m, v, grad, beta1_power, beta2_power, lr, beta1, beta2, eps
 
 register_update("ApplyAdam", _apply_adam, refs=("var", "m", "v"),
                 hyper=("beta1_power", "beta2_power", "lr", "beta1", "beta2", "epsilon"),
-                scratch=2)
+                scratch=2, compiled=compiled.adam)
 
 
 class AdamOptimizer(Optimizer):

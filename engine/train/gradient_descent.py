@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import compiled
 from .hyperparams import check_bool, check_number
 from .optimizer import Optimizer, cast_to
 from .update_ops import register_update
@@ -33,7 +34,8 @@ def _apply_momentum(var, accum, grad, lr, momentum, scratch, use_nesterov):
 
 register_update("ApplyGradientDescent", _apply_gradient_descent, refs=("var",), hyper=("lr",))
 register_update("ApplyMomentum", _apply_momentum, refs=("var", "accum"),
-                hyper=("lr", "momentum"), static=("use_nesterov",), scratch=2)
+                hyper=("lr", "momentum"), static=("use_nesterov",), scratch=2,
+                compiled=compiled.momentum)
 
 
 class GradientDescentOptimizer(Optimizer):

@@ -32,6 +32,7 @@ from ..errors import InvalidArgumentError, ShapeError
 from ..graph import Tensor
 from ..ops.core import convert_to_tensor
 from ..ops.registry import apply, get_op, register
+from . import compiled as _compiled
 
 
 def _as_ref(var):
@@ -228,7 +229,8 @@ def _batched_step(members):
             tuple(slot for _, _, slot, _ in members), members[0][3])
 
 
-def register_update(op_type, kernel, refs, hyper=(), int_hyper=(), static=(), scratch=0):
+def register_update(op_type, kernel, refs, hyper=(), int_hyper=(), static=(), scratch=0,
+                    compiled=None):
     """Register an update op whose ``kernel(*ref_arrays, value, *hyper_arrays)`` writes in place.
 
     ``refs`` names the attributes holding the written variables (the first one is the op's
@@ -238,6 +240,8 @@ def register_update(op_type, kernel, refs, hyper=(), int_hyper=(), static=(), sc
     ``static`` names attributes passed to the kernel as keywords (Momentum's ``use_nesterov``).
     ``scratch`` is the number of temporary buffers the kernel takes (keyword ``scratch``, each of
     the shape of the block it is given); kernels with scratch may be called block by block.
+    ``compiled(flat_refs, flat_value, scale, hyper, static) -> bool`` is a one-pass version of
+    the kernel (``compiled.py``) tried first on large contiguous arrays; False when unavailable.
     """
     refs, hyper, static = tuple(refs), tuple(hyper), tuple(static)
 
@@ -260,6 +264,11 @@ def register_update(op_type, kernel, refs, hyper=(), int_hyper=(), static=(), sc
                 f"{op_type} (op '{op.name}'): var and grad do not have the same shape"
                 f"{list(out.shape)} {list(np.shape(value))}")
         static_kw = {k: attrs[k] for k in static} if static else {}
+        if compiled is not None and out.size >= _compiled.MIN_ELEMENTS \
+                and all(a.flags.c_contiguous for a in arrays) \
+                and compiled([a.reshape(-1) for a in arrays], np.reshape(value, -1), scale, args,
+                             static_kw):
+            return out
         if scratch:
             if jobs is not None and out.size > BLOCK and all(a.flags.c_contiguous for a in arrays):
                 jobs.append(_Job(kernel, [a.reshape(-1) for a in arrays], np.reshape(value, -1),

@@ -329,3 +329,52 @@ def _op_types(step):
     fn, op = step[0], step[3]
     inner = getattr(fn, "numpy_steps", None) or ()
     return {op.type.lower()} | {getattr(f, "__name__", "").lower() for f, _ in inner}
+
+
+# -- compiled one-pass update kernels (numba, the ``fast`` extra): bit-identical to numpy's ----
+
+@pytest.mark.parametrize("scaled", [False, True])
+@pytest.mark.parametrize("name", ["adam", "momentum", "nesterov"])
+def test_compiled_kernels_equal_the_numpy_kernels(name, scaled, monkeypatch):
+    import importlib
+
+    from engine.train import compiled, update_ops
+
+    if compiled._kernel("adam") is None:
+        pytest.skip("numba is not installed (the 'fast' extra)")
+    module, attr, _, n_refs, hyper, static = KERNELS[name]
+    kernel = getattr(importlib.import_module(module), attr)
+    fast = {"adam": compiled.adam, "momentum": compiled.momentum,
+            "nesterov": compiled.momentum}[name]
+    rng = np.random.default_rng(4)
+    n = 50_001
+    refs = [np.array(rng.random(n) + 0.5, np.float32) for _ in range(n_refs)]
+    expected = [r.copy() for r in refs]
+    bufs = update_ops._scratch(object(), None, refs[0], 2)
+    for _ in range(3):
+        grad = np.array(rng.standard_normal(n) * 100, np.float32)
+        grad[:3] = [np.inf, np.nan, 0.0]
+        scale = np.float32(0.37) if scaled else None
+        with np.errstate(all="ignore"):
+            update_ops._run_kernel(kernel, expected, grad, hyper, static, bufs, scale)
+            assert fast(refs, grad, scale, hyper, static)
+    for got, want in zip(refs, expected):
+        assert got.dtype == np.float32
+        np.testing.assert_array_equal(got, want)
+
+
+def test_without_numba_the_numpy_kernels_run(monkeypatch):
+    from engine.train import compiled
+
+    monkeypatch.setattr(compiled, "_compiled", {})
+    monkeypatch.setenv("GRADPIPE_NUMBA", "0")
+    assert compiled.adam([np.zeros(3, np.float32)] * 3, np.ones(3, np.float32), None,
+                         _f32(0.9, 0.999, 0.1, 0.9, 0.999, 1e-8), {}) is False
+    g = tf.Graph()
+    with g.as_default():
+        w = tf.Variable(np.ones(compiled.MIN_ELEMENTS, np.float32))
+        train = tf.train.AdamOptimizer(0.1).minimize(tf.reduce_sum(w))
+        sess = tf.Session()
+        sess.run(tf.global_variables_initializer())
+        sess.run(train)
+        np.testing.assert_allclose(sess.run(w), 0.9, rtol=1e-6)

@@ -49,8 +49,11 @@ def test_fill_with_dims_known_only_when_run():
     assert gv == 12.0  # d/dv sum(2 * fill) = 2 * 6 elements
 
 
-def test_update_ops_of_a_session_share_one_set_of_scratch_blocks():
-    from engine.train import update_ops
+def test_update_ops_of_a_session_share_one_set_of_scratch_blocks(monkeypatch):
+    from engine.train import compiled, update_ops
+
+    monkeypatch.setattr(compiled, "_compiled", {})
+    monkeypatch.setenv("GRADPIPE_NUMBA", "0")  # the numpy kernels, which use scratch
 
     n = 3 * update_ops.BLOCK + 5  # blocked; split over the threads from PARALLEL_MIN
     g = tf.Graph()
