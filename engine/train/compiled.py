@@ -7,6 +7,14 @@ fast-math: no reassociation, no fused multiply-add), so results are bit-identica
 kernels'. Measured on 2 cores (2026-11-23), Adam over 10 x 1e6 float32 with a clip scale:
 numpy blocks 15-18 ms, compiled 6 ms.
 
+Threads: numba's OpenMP layer, whose threads by default spin after each kernel and, on 2 cores,
+starved OpenBLAS's threads in the next matmul (MLP step 7.3 ms without numba, 16.0 ms with
+spinning OpenMP threads); so ``OMP_WAIT_POLICY=PASSIVE`` is set before numba starts them, unless
+the environment sets it or ``NUMBA_THREADING_LAYER`` (it applies to OpenMP runtimes loaded
+afterwards too). Measured: MLP 6.6 ms, Adam 1e7 8.8-9.2 ms (numba's workqueue layer: 6.7 ms and
+11-13 ms, its threads not running in parallel here). Calls take a lock: numba's threading layers
+are not all safe to enter from two threads at once.
+
 Only updates of at least ``MIN_ELEMENTS`` elements use them, so that small models never pay
 numba's import (about 0.3 s) or a first compilation (about 1-2 s per kernel and dtype; cached
 on disk afterwards). Without numba, or with ``GRADPIPE_NUMBA=0``, or if compiling fails, the
@@ -16,6 +24,7 @@ numpy kernels run. Compilation happens on first use, never at import.
 from __future__ import annotations
 
 import os
+import threading
 
 import numpy as np
 
@@ -49,6 +58,7 @@ def _momentum_loop(var, accum, grad, scale, lr, momentum, nesterov):
 
 
 _LOOPS = {"adam": _adam_loop, "momentum": _momentum_loop}
+_LOCK = threading.Lock()
 _compiled: dict = {}
 
 
@@ -61,6 +71,8 @@ def _kernel(name):
         try:
             import numba
 
+            if "NUMBA_THREADING_LAYER" not in os.environ:
+                os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
             globals()["_prange"] = numba.prange
             kernel = numba.njit(parallel=True, nogil=True, cache=True, fastmath=False)(_LOOPS[name])
         except Exception:  # noqa: BLE001 - an optional accelerator: the numpy kernels remain
@@ -74,7 +86,8 @@ def _call(name, *args) -> bool:
     if kernel is None:
         return False
     try:
-        kernel(*args)
+        with _LOCK:  # the workqueue layer must not be entered by two threads at once
+            kernel(*args)
     except Exception:  # noqa: BLE001 - e.g. a compile error on an unusual dtype
         _compiled[name] = None
         return False
