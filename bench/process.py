@@ -151,11 +151,19 @@ def _where(filename: str, lineno: int) -> str:
         return f"{'/'.join(parts[-3:])}:{lineno}"
 
 
+def _ours(filename: str) -> bool:
+    """A file of this repository (not of a virtual environment made inside it, as CI's) or an
+    engine-generated plan."""
+    if filename.startswith("<gradpipe"):
+        return True
+    return filename.startswith(str(REPO)) and "site-packages" not in Path(filename).parts
+
+
 def _site(traceback) -> str:
     """The innermost frame of an allocation in this repository or in an engine-generated plan
     (rather than inside numpy's own Python code), else the innermost frame."""
     for frame in reversed(traceback):  # tracemalloc keeps the innermost frame last
-        if frame.filename.startswith("<gradpipe") or frame.filename.startswith(str(REPO)):
+        if _ours(frame.filename):
             return _where(frame.filename, frame.lineno)
     return _where(traceback[-1].filename, traceback[-1].lineno)
 
