@@ -128,6 +128,10 @@ def _warm_up(make, framework: str) -> None:
     step()
     step()
     del step
+    if framework == "gradpipe":  # the compiled kernels large variables use (numba, if installed)
+        from engine.train import compiled
+
+        compiled._kernel("adam")
     gc.collect()
 
 

@@ -1,19 +1,18 @@
 """One-pass update kernels compiled with numba, where it is installed (the ``fast`` extra).
 
 The numpy kernels of ``adam.py`` and ``gradient_descent.py`` make a dozen passes over each block
-of a large update; these loops make one pass over memory on every core (numba's ``prange``), as
-torch's fused Adam does, with the same float32 operations in the same order per element (no
-fast-math: no reassociation, no fused multiply-add), so results are bit-identical to the numpy
-kernels'. Measured on 2 cores (2026-11-23), Adam over 10 x 1e6 float32 with a clip scale:
-numpy blocks 15-18 ms, compiled 6 ms.
+of a large update; these loops make one pass over memory, as torch's fused Adam does, with the
+same float32 operations in the same order per element (no fast-math: no reassociation, no fused
+multiply-add; numpy's error model: x / 0 is inf, not an exception, which also lets LLVM
+vectorize the loop: 25 ms against 5.4 ms for Adam over 1e7 on one thread), so results are
+bit-identical to the numpy kernels'.
 
-Threads: numba's OpenMP layer, whose threads by default spin after each kernel and, on 2 cores,
-starved OpenBLAS's threads in the next matmul (MLP step 7.3 ms without numba, 16.0 ms with
-spinning OpenMP threads); so ``OMP_WAIT_POLICY=PASSIVE`` is set before numba starts them, unless
-the environment sets it or ``NUMBA_THREADING_LAYER`` (it applies to OpenMP runtimes loaded
-afterwards too). Measured: MLP 6.6 ms, Adam 1e7 8.8-9.2 ms (numba's workqueue layer: 6.7 ms and
-11-13 ms, its threads not running in parallel here). Calls take a lock: numba's threading layers
-are not all safe to enter from two threads at once.
+The loops are compiled without numba's own threads: a large update is cut in two halves, one run
+on the calling thread and one on the engine's worker pool (``workers.py``; the loops release the
+GIL). numba's OpenMP threads spin after each kernel and, on 2 cores, starved OpenBLAS's threads in
+the next matmul (MLP step 7.3 ms without numba, 16-20 ms with them); the pool's threads sleep.
+Measured on 2 cores (2026-11-23), Adam over 10 x 1e6 float32 with a clip scale: numpy blocks
+15-18 ms, compiled about 7 ms.
 
 Only updates of at least ``MIN_ELEMENTS`` elements use them, so that small models never pay
 numba's import (about 0.3 s) or a first compilation (about 1-2 s per kernel and dtype; cached
@@ -24,20 +23,19 @@ numpy kernels run. Compilation happens on first use, never at import.
 from __future__ import annotations
 
 import os
-import threading
 
 import numpy as np
 
+from .. import workers
+
 #: elements from which an update uses a compiled kernel
 MIN_ELEMENTS = 131_072
-
-#: the loops' parallel range: numba's prange once numba is imported (plain range before, so the
-#: loops stay ordinary Python that numba compiles without this module importing it)
-_prange = range
+#: elements from which it is split over two threads
+PARALLEL_MIN = 262_144
 
 
 def _adam_loop(var, m, v, grad, scale, alpha, one_minus_beta1, one_minus_beta2, epsilon):
-    for i in _prange(var.size):
+    for i in range(var.size):
         g = grad[i] * scale
         mi = m[i] + (g - m[i]) * one_minus_beta1
         vi = v[i] + (g * g - v[i]) * one_minus_beta2
@@ -47,7 +45,7 @@ def _adam_loop(var, m, v, grad, scale, alpha, one_minus_beta1, one_minus_beta2, 
 
 
 def _momentum_loop(var, accum, grad, scale, lr, momentum, nesterov):
-    for i in _prange(var.size):
+    for i in range(var.size):
         g = grad[i] * scale
         a = accum[i] * momentum + g
         accum[i] = a
@@ -58,7 +56,6 @@ def _momentum_loop(var, accum, grad, scale, lr, momentum, nesterov):
 
 
 _LOOPS = {"adam": _adam_loop, "momentum": _momentum_loop}
-_LOCK = threading.Lock()
 _compiled: dict = {}
 
 
@@ -71,23 +68,29 @@ def _kernel(name):
         try:
             import numba
 
-            if "NUMBA_THREADING_LAYER" not in os.environ:
-                os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-            globals()["_prange"] = numba.prange
-            kernel = numba.njit(parallel=True, nogil=True, cache=True, fastmath=False)(_LOOPS[name])
+            kernel = numba.njit(nogil=True, cache=True, fastmath=False, error_model="numpy")(
+                _LOOPS[name])
         except Exception:  # noqa: BLE001 - an optional accelerator: the numpy kernels remain
             kernel = None
     _compiled[name] = kernel
     return kernel
 
 
-def _call(name, *args) -> bool:
+def _call(name, arrays, *scalars) -> bool:
+    """Run the loop over ``arrays`` (flat, same length), in two halves on two threads when
+    large; whether it ran."""
     kernel = _kernel(name)
     if kernel is None:
         return False
+    n = arrays[0].size
     try:
-        with _LOCK:  # the workqueue layer must not be entered by two threads at once
-            kernel(*args)
+        if n < PARALLEL_MIN:
+            kernel(*arrays, *scalars)
+        else:
+            half = n // 2
+            other = workers.submit(kernel, *[a[half:] for a in arrays], *scalars)
+            kernel(*[a[:half] for a in arrays], *scalars)
+            other.result()
     except Exception:  # noqa: BLE001 - e.g. a compile error on an unusual dtype
         _compiled[name] = None
         return False
@@ -101,7 +104,7 @@ def adam(flat, grad, scale, hyper, static) -> bool:
     one = np.ones((), var.dtype)
     alpha = lr * np.sqrt(one - beta2_power) / (one - beta1_power)
     dt = var.dtype.type
-    return _call("adam", var, m, v, grad, dt(1 if scale is None else scale), dt(alpha),
+    return _call("adam", [var, m, v, grad], dt(1 if scale is None else scale), dt(alpha),
                  dt(one - beta1), dt(one - beta2), dt(epsilon))
 
 
@@ -110,5 +113,5 @@ def momentum(flat, grad, scale, hyper, static) -> bool:
     var, accum = flat
     lr, mom = hyper
     dt = var.dtype.type
-    return _call("momentum", var, accum, grad, dt(1 if scale is None else scale), dt(lr), dt(mom),
-                 bool(static["use_nesterov"]))
+    return _call("momentum", [var, accum, grad], dt(1 if scale is None else scale), dt(lr),
+                 dt(mom), bool(static["use_nesterov"]))
