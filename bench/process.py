@@ -129,9 +129,12 @@ def _warm_up(make, framework: str) -> None:
     step()
     del step
     if framework == "gradpipe":  # the compiled kernels large variables use (numba, if installed)
+        import numpy as np
+
         from engine.train import compiled
 
-        compiled._kernel("adam")
+        f32 = [np.zeros(4, np.float32) for _ in range(4)]
+        compiled.adam(f32[:3], f32[3], None, [np.float32(0.5)] * 6, {})  # compiles for float32
     gc.collect()
 
 
