@@ -68,8 +68,11 @@ def _kernel(name):
         try:
             import numba
 
-            kernel = numba.njit(nogil=True, cache=True, fastmath=False, error_model="numpy")(
-                _LOOPS[name])
+            options = dict(nogil=True, fastmath=False, error_model="numpy")
+            try:
+                kernel = numba.njit(cache=True, **options)(_LOOPS[name])
+            except RuntimeError:  # no writable cache next to an installed package
+                kernel = numba.njit(**options)(_LOOPS[name])
         except Exception:  # noqa: BLE001 - an optional accelerator: the numpy kernels remain
             kernel = None
     _compiled[name] = kernel
