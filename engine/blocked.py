@@ -72,8 +72,8 @@ import threading
 
 import numpy as np
 
-from . import workers
-from .errors import InvalidArgumentError, OpError
+from . import codegen, workers
+from .errors import OpError
 from .ops.registry import get_op
 
 #: elements from which a region runs blocked (below: its plain steps); see the module doc
@@ -751,23 +751,7 @@ def _plain_function(steps, inputs, outputs):
             "    except (ValueError, IndexError, TypeError) as exc:", "        _fail(exc)",
             f"    return ({''.join(f'v{s}, ' for s in outputs)})"]
     first_line = len(head) + 1
-    env["_fail"] = _failer(filename, first_line, line_ops)
+    env["_fail"] = codegen.failer(filename, first_line, line_ops)
     source = "\n".join(head + [f"        {line}" for line in lines] + tail) + "\n"
     exec(compile(source, filename, "exec"), env)  # noqa: S102 - engine-written, see module doc
     return env["plain"]
-
-
-def _failer(filename, first_line, line_ops):
-    """Raise TF's InvalidArgumentError naming the op of the line that failed."""
-
-    def fail(exc):
-        op = None
-        tb = exc.__traceback__
-        while tb is not None:
-            if tb.tb_frame.f_code.co_filename == filename:
-                op = line_ops.get(tb.tb_lineno - first_line)
-            tb = tb.tb_next
-        raise InvalidArgumentError(
-            f"{op.type} (op '{op.name}'): {exc}" if op is not None else str(exc)) from exc
-
-    return fail

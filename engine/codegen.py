@@ -124,7 +124,7 @@ def generate(plan):
             "        _reset(_tok)" if _ERR_CV is not None else "        _es.__exit__(None, None, None)",
             f"    return [{fetched}]"]
     filename = f"<gradpipe plan {next(_counter)}>"
-    env["_fail"] = _failer(filename, first_body_line, line_ops)
+    env["_fail"] = failer(filename, first_body_line, line_ops)
     source = "\n".join(head + body + tail) + "\n"
     exec(compile(source, filename, "exec"), env)  # noqa: S102 - engine-written code, see module doc
     run = env["run"]
@@ -132,8 +132,10 @@ def generate(plan):
     return run
 
 
-def _failer(filename, first_body_line, line_ops):
-    """Raise TF's InvalidArgumentError naming the op of the generated line that failed."""
+def failer(filename, first_body_line, line_ops):
+    """For code generated from plan steps (here and in ``blocked``): a function raising TF's
+    InvalidArgumentError naming the op of the generated line that failed (``line_ops`` maps body
+    line index -> op; ``first_body_line`` is the 1-based line of body line 0 in ``filename``)."""
 
     def fail(exc):
         op = None
