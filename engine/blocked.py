@@ -75,6 +75,7 @@ import numpy as np
 from . import codegen, workers
 from .errors import OpError
 from .ops.registry import get_op
+from .steps import index_steps
 
 #: elements from which a region runs blocked (below: its plain steps); see the module doc
 MIN_ELEMENTS = int(os.environ.get("GRADPIPE_BLOCKED_MIN_ELEMENTS", 131_072))
@@ -302,10 +303,7 @@ def find_regions(steps, protected, fuse=None):
     """
     if not enabled():
         return fuse(steps, protected) if fuse else steps
-    readers: dict[int, list[int]] = {}
-    for i, step in enumerate(steps):
-        for s in step[1]:
-            readers.setdefault(s, []).append(i)
+    readers = index_steps(steps).readers
     out: list = []  # steps, with Region entries in place of regions
     region = None
 

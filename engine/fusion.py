@@ -26,6 +26,7 @@ except ImportError:  # pragma: no cover
     numexpr = None
 
 from .ops.registry import get_op
+from .steps import index_steps
 
 #: elements in the output from which a fused chain runs through numexpr
 MIN_ELEMENTS = int(os.environ.get("GRADPIPE_FUSE_MIN_ELEMENTS", 16_000_000))
@@ -84,12 +85,7 @@ def fuse_steps(steps, protected_slots):
     """
     if not enabled():
         return steps
-    consumers: dict[int, list[int]] = {}
-    for i, (_, ins, _, _) in enumerate(steps):
-        for s in ins:
-            consumers.setdefault(s, []).append(i)
-    producer = {step[2]: i for i, step in enumerate(steps) if isinstance(step[2], int)}
-    mutating_positions = [i for i, step in enumerate(steps) if get_op(step[3].type).mutates]
+    consumers, producer, mutating_positions = index_steps(steps)
 
     def inlinable(i, into):
         op = steps[i][3]

@@ -31,7 +31,8 @@ from .. import workers
 from ..errors import InvalidArgumentError, ShapeError
 from ..graph import Tensor
 from ..ops.core import convert_to_tensor
-from ..ops.registry import apply, get_op, register
+from ..ops.registry import apply, register
+from ..steps import index_steps
 from . import compiled as _compiled
 
 
@@ -398,12 +399,7 @@ def fold_gradient_scales(steps, fetched_slots, fresh):
     by the run (not a variable's storage or a constant), which no update between the product and
     its update can change. Returns the new step list.
     """
-    users: dict = {}
-    for i, (_, ins, _, _) in enumerate(steps):
-        for slot in ins:
-            users.setdefault(slot, []).append(i)
-    producer = {step[2]: i for i, step in enumerate(steps) if isinstance(step[2], int)}
-    mutating = [i for i, step in enumerate(steps) if get_op(step[3].type).mutates]
+    users, producer, mutating = index_steps(steps)
 
     def private(slot, user):
         """The slot is produced by a step whose value only ``user`` reads."""
