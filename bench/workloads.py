@@ -111,12 +111,15 @@ def adam_clip(framework, size=10_000_000):
 
         g = tf.Graph()
         with g.as_default():
-            vs = [tf.Variable(p) for p in params]
+            # TF1's way to start large variables from numpy arrays: fed to their initializers
+            # through placeholders, so that the graph keeps no constant copy of them
+            inits = [tf.placeholder(tf.float32, [per]) for _ in range(n_tensors)]
+            vs = [tf.Variable(p) for p in inits]
             gs = [tf.placeholder(tf.float32, [per]) for _ in range(n_tensors)]
             clipped, _ = tf.clip_by_global_norm(gs, clip)
             train = tf.train.AdamOptimizer(lr, b1, b2, eps).apply_gradients(zip(clipped, vs))
             sess = tf.Session()
-            sess.run(tf.global_variables_initializer())
+            sess.run(tf.global_variables_initializer(), dict(zip(inits, params)))
         run = sess.make_callable(train, gs)
         return lambda: run(*grads)
     if framework == "numpy":
