@@ -1,11 +1,11 @@
 """One-pass update kernels compiled with numba, where it is installed (the ``fast`` extra).
 
-The numpy kernels of ``adam.py`` and ``gradient_descent.py`` make a dozen passes over each block
-of a large update; these loops make one pass over memory, as torch's fused Adam does, with the
-same float32 operations in the same order per element (no fast-math: no reassociation, no fused
-multiply-add; numpy's error model: x / 0 is inf, not an exception, which also lets LLVM
-vectorize the loop: 25 ms against 5.4 ms for Adam over 1e7 on one thread), so results are
-bit-identical to the numpy kernels'.
+The numpy kernels of ``adam.py``, ``gradient_descent.py`` (Momentum) and ``rmsprop.py`` make a
+dozen passes over each block of a large update; these loops make one pass over memory, as torch's
+fused Adam does, with the same float32 operations in the same order per element (no fast-math:
+no reassociation, no fused multiply-add; numpy's error model: x / 0 is inf, not an exception,
+which also lets LLVM vectorize the loop: 25 ms against 5.4 ms for Adam over 1e7 on one thread),
+so results are bit-identical to the numpy kernels'.
 
 The loops are compiled without numba's own threads: a large update is cut in two halves, one run
 on the calling thread and one on the engine's worker pool (``workers.py``; the loops release the
@@ -55,7 +55,30 @@ def _momentum_loop(var, accum, grad, scale, lr, momentum, nesterov):
             var[i] -= a * lr
 
 
-_LOOPS = {"adam": _adam_loop, "momentum": _momentum_loop}
+def _rms_prop_loop(var, ms, mom, grad, scale, lr, one_minus_rho, momentum, epsilon):
+    for i in range(var.size):
+        g = grad[i] * scale
+        s = ms[i] + (g * g - ms[i]) * one_minus_rho
+        ms[i] = s
+        m = mom[i] * momentum + (g * lr) / np.sqrt(s + epsilon)
+        mom[i] = m
+        var[i] -= m
+
+
+def _centered_rms_prop_loop(var, mg, ms, mom, grad, scale, lr, one_minus_rho, momentum, epsilon):
+    for i in range(var.size):
+        g = grad[i] * scale
+        s = ms[i] + (g * g - ms[i]) * one_minus_rho
+        ms[i] = s
+        a = mg[i] + (g - mg[i]) * one_minus_rho
+        mg[i] = a
+        m = mom[i] * momentum + (g * lr) / np.sqrt((s - a * a) + epsilon)
+        mom[i] = m
+        var[i] -= m
+
+
+_LOOPS = {"adam": _adam_loop, "momentum": _momentum_loop, "rms_prop": _rms_prop_loop,
+          "centered_rms_prop": _centered_rms_prop_loop}
 _compiled: dict = {}
 
 
@@ -118,3 +141,19 @@ def momentum(flat, grad, scale, hyper, static) -> bool:
     dt = var.dtype.type
     return _call("momentum", [var, accum, grad], dt(1 if scale is None else scale), dt(lr),
                  dt(mom), bool(static["use_nesterov"]))
+
+
+def rms_prop(flat, grad, scale, hyper, static) -> bool:
+    """ApplyRMSProp over flat contiguous arrays (``_apply_rms_prop``'s formula)."""
+    lr, rho, mom, epsilon = hyper
+    dt = flat[0].dtype.type
+    return _call("rms_prop", [*flat, grad], dt(1 if scale is None else scale), dt(lr),
+                 dt(np.ones((), flat[0].dtype) - rho), dt(mom), dt(epsilon))
+
+
+def centered_rms_prop(flat, grad, scale, hyper, static) -> bool:
+    """ApplyCenteredRMSProp over flat contiguous arrays (``_apply_centered_rms_prop``'s)."""
+    lr, rho, mom, epsilon = hyper
+    dt = flat[0].dtype.type
+    return _call("centered_rms_prop", [*flat, grad], dt(1 if scale is None else scale), dt(lr),
+                 dt(np.ones((), flat[0].dtype) - rho), dt(mom), dt(epsilon))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..initializers import ones_initializer
+from . import compiled
 from .hyperparams import check_bool, check_number
 from .optimizer import Optimizer, cast_to
 from .update_ops import register_update
@@ -59,10 +60,11 @@ def _apply_centered_rms_prop(var, mg, ms, mom, grad, lr, rho, momentum, epsilon,
 
 
 register_update("ApplyRMSProp", _apply_rms_prop, refs=("var", "ms", "mom"),
-                hyper=("lr", "rho", "momentum", "epsilon"), scratch=2)
+                hyper=("lr", "rho", "momentum", "epsilon"), scratch=2,
+                compiled=compiled.rms_prop)
 register_update("ApplyCenteredRMSProp", _apply_centered_rms_prop,
                 refs=("var", "mg", "ms", "mom"), hyper=("lr", "rho", "momentum", "epsilon"),
-                scratch=2)
+                scratch=2, compiled=compiled.centered_rms_prop)
 
 
 class RMSPropOptimizer(Optimizer):

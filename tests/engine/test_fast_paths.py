@@ -334,7 +334,7 @@ def _op_types(step):
 # -- compiled one-pass update kernels (numba, the ``fast`` extra): bit-identical to numpy's ----
 
 @pytest.mark.parametrize("scaled", [False, True])
-@pytest.mark.parametrize("name", ["adam", "momentum", "nesterov"])
+@pytest.mark.parametrize("name", ["adam", "momentum", "nesterov", "rmsprop", "centered_rmsprop"])
 def test_compiled_kernels_equal_the_numpy_kernels(name, scaled, monkeypatch):
     import importlib
 
@@ -344,8 +344,8 @@ def test_compiled_kernels_equal_the_numpy_kernels(name, scaled, monkeypatch):
         pytest.skip("numba is not installed (the 'fast' extra)")
     module, attr, _, n_refs, hyper, static = KERNELS[name]
     kernel = getattr(importlib.import_module(module), attr)
-    fast = {"adam": compiled.adam, "momentum": compiled.momentum,
-            "nesterov": compiled.momentum}[name]
+    fast = {"adam": compiled.adam, "momentum": compiled.momentum, "nesterov": compiled.momentum,
+            "rmsprop": compiled.rms_prop, "centered_rmsprop": compiled.centered_rms_prop}[name]
     rng = np.random.default_rng(4)
     n = 50_001
     refs = [np.array(rng.random(n) + 0.5, np.float32) for _ in range(n_refs)]
