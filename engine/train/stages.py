@@ -16,8 +16,8 @@ lists them. A stage that decides whether the group's optimizer update happens th
 ``stage.gate`` to a boolean scalar tensor after ``apply`` (else it stays None); ``gate=`` passed in
 is the decision of the stages before it, and state updates are made conditional on it.
 
-``Pipeline(stages).apply(grads_and_vars, global_step)`` returns ``(grads_and_vars, reports,
-apply_gate)``: the processed pairs, the stages' reports plus ``grad_norm`` (global norm before
+``Pipeline(stages).apply(grads_and_vars, global_step, gate=None)`` returns ``(grads_and_vars,
+reports, apply_gate)``: the processed pairs, the stages' reports plus ``grad_norm`` (global norm before
 the pipeline) and ``grad_norm_processed`` (after it), and the combined gate (None when every step
 applies), to pass as ``optimizer.apply_gradients(..., gate=apply_gate)``. A report name produced
 by several stages keeps the largest value (so ``clipped`` is 1 if any stage clipped).
@@ -53,7 +53,7 @@ from ..ops.reduce import reduce_all, reduce_any, reduce_sum
 from ..variables import Variable
 from .hyperparams import check_number
 from .optimizer import create_slot
-from .update_ops import gated_assign, gated_assign_add
+from .update_ops import as_gate, gated_assign, gated_assign_add
 
 REQUIRED = object()
 
@@ -488,7 +488,10 @@ class Pipeline:
         """From an ordered mapping stage name -> parameters (a config's ``pipeline``)."""
         return cls([make_stage(k, v) for k, v in (spec or {}).items()], name=name)
 
-    def apply(self, grads_and_vars, global_step=None):
+    def apply(self, grads_and_vars, global_step=None, gate=None):
+        """``gate``: an incoming decision (a boolean scalar, e.g. "this step's raw gradients are
+        finite"): on a step where it is False, stateful stages change nothing (``accumulate``
+        does not add the step, nor count it) and the returned gate is False."""
         pairs = _pairs(grads_and_vars)
         graph = get_default_graph()
         with graph.name_scope(self.name or "pipeline"):
@@ -496,7 +499,8 @@ class Pipeline:
             reports: dict[str, Tensor] = {}
             if grads:
                 reports["grad_norm"] = global_norm(grads)
-            gate = None
+            if gate is not None:
+                gate = as_gate(gate)
             for stage in self.stages:
                 stage.gate = None
                 pairs, stage_reports = stage.apply(pairs, global_step, gate=gate)

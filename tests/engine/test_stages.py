@@ -306,3 +306,27 @@ def test_every_stage_passes_none_gradients_through():
     expected = (expected * 2 + 0.1 * V0) / 2  # half of the first of two accumulated steps
     np.testing.assert_allclose(out, expected, rtol=1e-6)
     assert not g and rep["accumulated"] == 1 and rep["skips"] == 0
+
+
+def test_an_incoming_gate_keeps_a_step_out_of_accumulate():
+    """k=2 with the incoming gate False on step 2 (a step the caller skips, say for a NaN in
+    another group): the window is steps 1 and 3, and the update applies their mean on step 3."""
+    feeds = [(GV * (i + 1), GM) for i in range(3)]
+    with tf.Graph().as_default():
+        v = tf.Variable(V0, name="v")
+        m = tf.Variable(M0, name="m")
+        gv = tf.placeholder(tf.float32, [3])
+        gm = tf.placeholder(tf.float32, [2, 2])
+        ok = tf.placeholder(tf.bool, [])
+        pairs, reports, gate = Pipeline([STAGES["accumulate"](k=2)]).apply(
+            [(gv, v), (gm, m)], gate=ok)
+        train = tf.train.GradientDescentOptimizer(0.1).apply_gradients(pairs, gate=gate)
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            seen = [sess.run([gate, reports["accumulated"], train],
+                             {gv: a, gm: b, ok: i != 1})[:2] for i, (a, b) in enumerate(feeds)]
+            v_end = sess.run(v)
+    assert [s[0] for s in seen] == [False, False, True]
+    assert [s[1] for s in seen] == [1, 1, 2]
+    np.testing.assert_allclose(v_end, V0 - np.float32(0.1) * (feeds[0][0] + feeds[2][0]) / 2,
+                               rtol=1e-6)
