@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import contextlib
 
+import numpy as np
+
 from .eager import EAGER, eager_mode, executing_eagerly, recording_tapes
 from .gradients import UnconnectedGradients, _aggregate, _check_grad_y, _differentiable, backprop
 from .graph import Tensor
@@ -178,6 +180,44 @@ class GradientTape:
             self._used = True
             self.reset()
         return _pack(sources, iter(grads))
+
+    def jacobian(self, target, sources, unconnected_gradients=UnconnectedGradients.NONE,
+                 parallel_iterations=None, experimental_use_pfor=True):
+        """d target[i...] / d source[j...] for each source (nested as ``sources``), of shape
+        ``target.shape + source.shape``: one backward pass per element of ``target``, each
+        seeded with that element's one-hot (TF vectorizes them with pfor; the values agree)."""
+        if self._used:
+            raise RuntimeError("A non-persistent GradientTape can only be used to compute one "
+                               "set of gradients (or jacobians)")
+        if self._recording and not self._persistent:
+            self._stop()
+        unconnected = getattr(unconnected_gradients, "value", unconnected_gradients)
+        if unconnected not in (UnconnectedGradients.NONE, UnconnectedGradients.ZERO):
+            raise ValueError(f"Unknown value for unconnected_gradients: {unconnected_gradients!r}")
+        if not isinstance(target, Tensor):
+            raise TypeError(f"target must be a tensor or variable, got {target!r}")
+        flat_sources = _flatten(sources)
+        with eager_mode():
+            y = np.asarray(target.numpy())
+            rows = []
+            for i in range(y.size):
+                seed = np.zeros(y.size, y.dtype)
+                seed[i] = 1
+                rows.append(self._backward([target], [seed.reshape(y.shape)], flat_sources,
+                                           unconnected))
+            out = []
+            for k, s in enumerate(flat_sources):
+                if rows and rows[0][k] is None:
+                    out.append(None)
+                    continue
+                shape = tuple(y.shape) + tuple(np.shape(s.numpy()))
+                values = [np.asarray(r[k].numpy()) for r in rows]
+                dtype = values[0].dtype if values else s.dtype.np
+                out.append(convert_to_tensor(np.array(values, dtype).reshape(shape)))
+        if not self._persistent:
+            self._used = True
+            self.reset()
+        return _pack(sources, iter(out))
 
     def _backward(self, targets, weights, sources, unconnected):
         accumulated: dict = {}

@@ -337,3 +337,49 @@ def test_random_programs_use_every_function():
     assert len(ALL) <= 60
     used = {name for seed in range(60) for name, _ in random_program(seed)[1]}
     assert used == set(ALL)
+
+
+def test_jacobian_against_the_matrix_and_finite_differences(eager):
+    rng = np.random.default_rng(7)
+    w0 = rng.standard_normal((2, 3))
+    x0 = rng.standard_normal((3, 2))
+    w = tf.Variable(w0)  # float64: central differences to 1e-7
+    x = tf.Variable(x0)
+
+    def f(w_value, x_value):
+        return tf.tanh(tf.matmul(w_value, x_value))  # [2, 2]
+
+    with tf.GradientTape(persistent=True) as tape:
+        y = f(w, x)
+        s = tf.reduce_sum(y * y)
+    jw, jx = tape.jacobian(y, [w, x])
+    assert jw.shape == (2, 2, 2, 3) and jx.shape == (2, 2, 3, 2)
+    eps = 1e-6
+    for name, base, jac in (("w", w0, jw.numpy()), ("x", x0, jx.numpy())):
+        for idx in np.ndindex(base.shape):
+            up, down = base.copy(), base.copy()
+            up[idx] += eps
+            down[idx] -= eps
+            args = {"w": (up, x0), "x": (w0, up)}[name], {"w": (down, x0), "x": (w0, down)}[name]
+            column = (f(*map(tf.constant, args[0])).numpy()
+                      - f(*map(tf.constant, args[1])).numpy()) / (2 * eps)
+            np.testing.assert_allclose(jac[(...,) + idx], column, rtol=1e-6, atol=1e-9)
+    # a scalar target's jacobian is its gradient
+    np.testing.assert_allclose(tape.jacobian(s, w).numpy(), tape.gradient(s, w).numpy())
+
+
+def test_jacobian_of_a_linear_map_is_its_matrix_and_unconnected_sources(eager):
+    x = tf.Variable([1.0, 2.0, 3.0])
+    u = tf.Variable([5.0])
+    m = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], np.float32)
+    with tf.GradientTape() as tape:
+        y = tf.reshape(tf.matmul(tf.constant(m), tf.reshape(x, [3, 1])), [2])
+    j, none = tape.jacobian(y, [x, u])
+    np.testing.assert_array_equal(j.numpy(), m)
+    assert j.dtype == tf.float32 and none is None
+    with pytest.raises(RuntimeError, match="non-persistent"):
+        tape.jacobian(y, x)
+    with tf.GradientTape() as tape:
+        y = x * 2.0
+    zeros = tape.jacobian(y, u, unconnected_gradients=tf.UnconnectedGradients.ZERO)
+    np.testing.assert_array_equal(zeros.numpy(), np.zeros((3, 1), np.float32))
