@@ -74,6 +74,7 @@ import numpy as np
 
 from . import codegen, workers
 from .errors import OpError
+from .ops.core import SHAPE_ONLY
 from .ops.registry import get_op
 from .steps import index_steps
 
@@ -90,7 +91,6 @@ PARALLEL_WORK = 2_000_000
 MIN_OPS = 2
 
 _REDUCE_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
-_CONST = {"OnesLike": np.ones, "ZerosLike": np.zeros}
 _SPREAD = ("BroadcastReduced", "BroadcastLike")
 #: elementwise ops without a numexpr fragment or a ufunc forward
 _ELEMENTWISE = ("Cast", "AddN")
@@ -166,7 +166,7 @@ def _candidate(index, step, region):
     if op_def.stateful or op_def.mutates:
         return None
     shape = _region_shape(op)
-    if op.type in _CONST and region is not None and region.classes.get(ins[0]) == REDUCED:
+    if op.type in SHAPE_ONLY and region is not None and region.classes.get(ins[0]) == REDUCED:
         shape = region.shape  # ones (zeros) of a reduction's static shape: no value needed
     if shape is None or (region is not None and shape != region.shape):
         return None
@@ -234,14 +234,14 @@ def _candidate(index, step, region):
             m = _Member(index, step, "spread")
         m.value_ins, m.shape_ins = [ins[0]], [ins[1]]
         return m
-    if kind in _CONST:
+    if kind in SHAPE_ONLY:
         c = cls(0)
         m = _Member(index, step, "const")
         if c == REDUCED:  # the value of a reduction is not needed, only its static shape
             m.out_shape = op.outputs[0].shape.dims
-            m.const = _CONST[kind](m.out_shape, m.dtype)
+            m.const = SHAPE_ONLY[kind](m.out_shape, m.dtype)
         elif c in (FULL, SMALL) and op.inputs[0].shape.dims == shape:
-            m.const = _CONST[kind]((), m.dtype)
+            m.const = SHAPE_ONLY[kind]((), m.dtype)
             m.shape_ins = [ins[0]]
         else:
             return None

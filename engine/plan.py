@@ -18,6 +18,7 @@ from . import blocked, codegen
 from .errors import InvalidArgumentError, OpError, ShapeError
 from .fusion import fuse_steps
 from .graph import Operation, Tensor
+from .ops.core import SHAPE_ONLY
 from .ops.registry import get_op
 from .train.update_ops import batch_updates, fold_gradient_scales
 
@@ -241,8 +242,6 @@ def _without_unused(steps, fetched):
     return kept[::-1]
 
 
-#: ops whose value follows from their input's shape and dtype alone (the gradients' grad_ys)
-_SHAPE_ONLY = {"OnesLike": np.ones, "ZerosLike": np.zeros}
 #: elements up to which such a value is made once when the plan is compiled
 _SHAPE_ONLY_MAX = 1000
 
@@ -250,7 +249,7 @@ _SHAPE_ONLY_MAX = 1000
 def _value_from_static_shape(op, fed):
     """The value of a OnesLike/ZerosLike whose input's static shape is fully known and small,
     made now instead of at every run; None otherwise."""
-    make = _SHAPE_ONLY.get(op.type)
+    make = SHAPE_ONLY.get(op.type)
     if make is None or op.control_inputs or op.outputs[0] in fed:
         return None
     shape = op.outputs[0].shape

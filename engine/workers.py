@@ -15,6 +15,9 @@ import numpy as np
 
 #: threads in the pool (callers use at most this many besides their own)
 SIZE = 2
+#: threads an optimizer update may use, the caller's included (GRADPIPE_UPDATE_THREADS; at most 2)
+UPDATE_THREADS = max(1, min(2, int(os.environ.get("GRADPIPE_UPDATE_THREADS",
+                                                  os.cpu_count() or 1))))
 
 _pool = None
 

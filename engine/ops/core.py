@@ -174,6 +174,9 @@ def tuple_(tensors, name=None, control_inputs=None):
 
 register("ZerosLike", lambda x: np.zeros_like(x), lambda inputs: [(inputs[0].dtype, inputs[0].shape)])
 register("OnesLike", lambda x: np.ones_like(x), lambda inputs: [(inputs[0].dtype, inputs[0].shape)])
+#: op type -> make(shape, dtype): the ops whose value follows from their input's shape and dtype
+#: alone, for the plan passes that make it without running the op
+SHAPE_ONLY = {"OnesLike": np.ones, "ZerosLike": np.zeros}
 
 
 @export("zeros_like")

@@ -110,7 +110,7 @@ def _call(name, arrays, *scalars) -> bool:
         return False
     n = arrays[0].size
     try:
-        if n < PARALLEL_MIN:
+        if n < PARALLEL_MIN or workers.UPDATE_THREADS < 2:
             kernel(*arrays, *scalars)
         else:
             half = n // 2

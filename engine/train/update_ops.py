@@ -49,7 +49,7 @@ def _as_ref(var):
 #: the GIL handoffs of two threads (16K: 29-38 ms)
 BLOCK = 131_072
 #: threads updating the blocks of one large array (numpy's loops release the GIL)
-THREADS = max(1, min(2, int(os.environ.get("GRADPIPE_UPDATE_THREADS", os.cpu_count() or 1))))
+THREADS = workers.UPDATE_THREADS
 #: elements from which an update is split over THREADS threads
 PARALLEL_MIN = 2 * BLOCK
 

@@ -279,7 +279,7 @@ def test_in_place_kernels_equal_the_previous_formulas(name, shape):
         np.testing.assert_array_equal(got, want)
 
 
-def test_update_kernels_keep_scratch_per_op_and_allocate_it_once():
+def test_update_kernels_allocate_their_scratch_once():
     from engine.train import update_ops
 
     g = tf.Graph()

@@ -354,16 +354,18 @@ def test_jacobian_against_the_matrix_and_finite_differences(eager):
         s = tf.reduce_sum(y * y)
     jw, jx = tape.jacobian(y, [w, x])
     assert jw.shape == (2, 2, 2, 3) and jx.shape == (2, 2, 3, 2)
-    eps = 1e-6
-    for name, base, jac in (("w", w0, jw.numpy()), ("x", x0, jx.numpy())):
-        for idx in np.ndindex(base.shape):
-            up, down = base.copy(), base.copy()
-            up[idx] += eps
-            down[idx] -= eps
-            args = {"w": (up, x0), "x": (w0, up)}[name], {"w": (down, x0), "x": (w0, down)}[name]
-            column = (f(*map(tf.constant, args[0])).numpy()
-                      - f(*map(tf.constant, args[1])).numpy()) / (2 * eps)
-            np.testing.assert_allclose(jac[(...,) + idx], column, rtol=1e-6, atol=1e-9)
+    def central_difference(at, idx):
+        """d f / d (w, x)[at][idx] by central differences, f's shape."""
+        eps = 1e-6
+        up, down = [w0.copy(), x0.copy()], [w0.copy(), x0.copy()]
+        up[at][idx] += eps
+        down[at][idx] -= eps
+        return (f(*map(tf.constant, up)).numpy() - f(*map(tf.constant, down)).numpy()) / (2 * eps)
+
+    for at, jac in enumerate((jw.numpy(), jx.numpy())):
+        for idx in np.ndindex(jac.shape[2:]):
+            np.testing.assert_allclose(jac[(...,) + idx], central_difference(at, idx),
+                                       rtol=1e-6, atol=1e-9)
     # a scalar target's jacobian is its gradient
     np.testing.assert_allclose(tape.jacobian(s, w).numpy(), tape.gradient(s, w).numpy())
 
