@@ -7,12 +7,7 @@ import pytest
 
 import engine as tf
 
-
-@pytest.fixture(autouse=True)
-def _fresh_default_graph():
-    tf.reset_default_graph()
-    yield
-    tf.reset_default_graph()
+pytestmark = pytest.mark.usefixtures("fresh_default_graph")
 
 
 def test_seeded_graphs_repeat_in_every_session_and_ops_differ():

@@ -53,9 +53,7 @@ def run(fetches, feed_dict=None):
         return sess.run(fetches, feed_dict)
 
 
-@pytest.fixture(autouse=True)
-def fresh_graph():
-    tf.reset_default_graph()
+pytestmark = pytest.mark.usefixtures("fresh_default_graph")
 
 
 # -- forward -------------------------------------------------------------------------------

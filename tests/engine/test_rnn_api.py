@@ -16,12 +16,7 @@ import engine as tf
 from tests.engine import rnn_api_programs
 from tests.engine.rnn_api_reference import REFERENCE
 
-
-@pytest.fixture(autouse=True)
-def _fresh_default_graph():
-    tf.reset_default_graph()
-    yield
-    tf.reset_default_graph()
+pytestmark = pytest.mark.usefixtures("fresh_default_graph")
 
 
 @pytest.mark.parametrize("name", sorted(rnn_api_programs.PROGRAMS))

@@ -15,12 +15,7 @@ import pytest
 
 import engine as tf
 
-
-@pytest.fixture(autouse=True)
-def _fresh_default_graph():
-    tf.reset_default_graph()
-    yield
-    tf.reset_default_graph()
+pytestmark = pytest.mark.usefixtures("fresh_default_graph")
 
 
 def _model():

@@ -19,12 +19,7 @@ import tf1_train_reference as ref
 
 import engine as tf
 
-
-@pytest.fixture(autouse=True)
-def _fresh_default_graph():
-    tf.reset_default_graph()
-    yield
-    tf.reset_default_graph()
+pytestmark = pytest.mark.usefixtures("fresh_default_graph")
 
 
 def run_snippet(source: str, namespace=None):
