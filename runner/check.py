@@ -21,7 +21,8 @@ from engine.framework.indexed_slices import dense_value
 from runner.config_specs import InitSpec, ScheduleSpec
 from runner.data import Dataset
 from runner.errors import ConfigErrors
-from runner.model import Model, build_model, count_parameters
+from runner.model import Model, count_parameters
+from runner.model_build import build_model
 
 
 def _shape(t) -> str:

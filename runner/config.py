@@ -6,7 +6,7 @@ and unique across inputs, constants, variables and graph entries, literal ``init
 with their ``shape``. It collects every problem into one :class:`~runner.errors.ConfigErrors`, one
 :class:`~runner.errors.ConfigError` per problem, each naming its key (``train.steps``,
 ``model.variables.W1.init``, ...). What needs the engine (expressions, shapes of graph nodes,
-optimizer and stage parameters, groups' selections) is checked in ``runner.model`` when the
+optimizer and stage parameters, groups' selections) is checked in ``runner.model_build`` when the
 graph is built, still before the first step. The specs it returns are in ``runner.config_specs``;
 the ``groups`` entries are checked in ``runner.config_groups``.
 """

@@ -42,7 +42,8 @@ from runner.data import Dataset, load_data
 from runner.errors import ConfigError, ConfigErrors
 from runner.fingerprint import changes
 from runner.loggers import make_loggers
-from runner.model import Model, build_model
+from runner.model import Model
+from runner.model_build import build_model
 from runner.monitor import EarlyStopping, Monitor, replay
 from runner.outputs import EXIT_DIVERGED, EXIT_INTERRUPTED, EXIT_OK, METRICS, write_loss_plot
 from runner.outputs import write_summary as write_summary_file
