@@ -12,11 +12,12 @@ Layered like TF's tree; a package imports only the ones before it in this list (
   ``keras`` and ``contrib``; this module is the ``tf`` namespace itself.
 """
 
-from . import app, contrib, keras, metrics, nn, ops, summary, train  # noqa: F401
+from . import app, contrib, data, keras, metrics, nn, ops, summary, train  # noqa: F401
 from .autodiff.custom_gradient import custom_gradient  # noqa: F401
 from .autodiff.gradients import AggregationMethod, UnconnectedGradients, gradients  # noqa: F401
 from .autodiff.hessians import hessians  # noqa: F401
 from .autodiff.tape import GradientTape  # noqa: F401
+from .data.structure import TensorSpec  # noqa: F401
 from .framework import dtypes, errors  # noqa: F401  (tf.dtypes, tf.errors)
 from .framework.dtypes import (  # noqa: F401
     DType,
@@ -42,7 +43,13 @@ from .framework.eager import (  # noqa: F401
     enable_eager_execution,
     executing_eagerly,
 )
-from .framework.errors import FailedPreconditionError, InvalidArgumentError, OpError, ShapeError  # noqa: F401
+from .framework.errors import (  # noqa: F401
+    FailedPreconditionError,
+    InvalidArgumentError,
+    OpError,
+    OutOfRangeError,
+    ShapeError,
+)
 from .framework.graph import (  # noqa: F401
     Dimension,
     Graph,

@@ -23,14 +23,16 @@ from .plan import compile_plan
 
 
 class SessionState:
-    """What a session owns: variable values, the generators of random ops and the scratch
-    buffers of update kernels (see ``update_ops.py``)."""
+    """What a session owns: variable values, the generators of random ops, the scratch
+    buffers of update kernels (see ``update_ops.py``) and its resources (``tf.data``
+    iterators, keyed by their iterator object)."""
 
     def __init__(self, graph):
         self.graph = graph
         self.variables: dict[Operation, np.ndarray] = {}
         self.rngs: dict[Operation, np.random.Generator] = {}
         self.scratch: dict[tuple, list[list[np.ndarray]]] = {}
+        self.resources: dict = {}
 
     def storage(self, var_op) -> np.ndarray:
         """The live array of a variable; reading one never initialized is TF's precondition error."""

@@ -515,6 +515,10 @@ NON_DIFFERENTIABLE: dict[str, Callable] = {
     "ImageSummary": lambda x: tf.size(tf.summary.image("i", tf.reshape(x, [1, 1, -1, 1]))),
     "MergeSummary": lambda x: tf.size(tf.summary.merge([tf.summary.scalar("m", tf.reduce_sum(x))])),
     "Unique": lambda x: tf.unique(tf.reshape(x, [-1]))[0],
+    "IteratorGetNext": lambda x: tf.data.Dataset.from_tensor_slices(x).batch(2)
+    .make_initializable_iterator().get_next(),
+    "MakeIterator": lambda x: tf.size(tf.tuple([x], control_inputs=[
+        tf.data.Dataset.from_tensors(x).make_initializable_iterator().initializer])[0]),
 }
 
 # Differentiating these raises: the rnn op has no second-order derivatives (engine/ops/rnn.py),
