@@ -51,6 +51,15 @@ from .schedules import (
     piecewise_constant_decay,
     polynomial_decay,
 )
+from .session_run_hook import (  # noqa: F401
+    LoggingTensorHook,
+    NanLossDuringTrainingError,
+    SessionRunArgs,
+    SessionRunContext,
+    SessionRunHook,
+    SessionRunValues,
+    StopAtStepHook,
+)
 from .stages import STAGES, Pipeline, Stage, make_stage
 
 OPTIMIZERS = {

@@ -1,0 +1,18 @@
+"""``tf.estimator``: ``Estimator`` with ``model_fn`` / ``EstimatorSpec``, ``RunConfig``,
+``ModeKeys`` and ``inputs.numpy_input_fn``.
+
+- ``model_fn``: ``ModeKeys`` and ``EstimatorSpec``;
+- ``run_config``: ``RunConfig``;
+- ``estimator``: ``Estimator`` (train, evaluate, predict; checkpoints through ``tf.train.Saver``);
+- ``inputs``: ``numpy_input_fn`` on ``tf.data``.
+"""
+
+import types as _types
+
+from .estimator import Estimator, NanLossDuringTrainingError  # noqa: F401
+from .inputs import numpy_input_fn
+from .model_fn import EstimatorSpec, ModeKeys  # noqa: F401
+from .run_config import RunConfig  # noqa: F401
+
+#: ``tf.estimator.inputs``
+inputs = _types.SimpleNamespace(numpy_input_fn=numpy_input_fn)
