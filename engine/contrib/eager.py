@@ -1,0 +1,118 @@
+"""``tf.contrib.eager`` (``tfe``): TF 1.x's eager API, mapped on the engine's eager context.
+
+``tfe.enable_eager_execution()``, ``tfe.Variable``, ``tfe.GradientTape`` and ``tfe.Iterator``
+are the engine's own (``tf.enable_eager_execution``, ``tf.Variable`` made eagerly,
+``tf.GradientTape``, ``iter(dataset)``); ``tfe.defun`` runs its function eagerly (as
+``tf.function`` here). The function-transforming gradients are built on ``GradientTape``:
+
+- ``implicit_gradients(f)`` / ``implicit_value_and_gradients(f)``: the gradients of ``f``'s
+  value with respect to every trainable variable ``f`` reads, as ``(gradient, variable)`` pairs
+  ready for ``optimizer.apply_gradients``;
+- ``gradients_function(f, params=None)`` / ``value_and_gradients_function``: the gradients with
+  respect to ``f``'s arguments (those whose indices are in ``params``, all by default).
+
+Each call runs ``f`` in the eager context, so they work in a TF1 program that has not switched
+eager execution on for the whole process.
+"""
+
+from __future__ import annotations
+
+import functools
+
+from ..autodiff.tape import GradientTape
+from ..data.iterator_ops import EagerIterator
+from ..framework.eager import (
+    eager_mode,
+    enable_eager_execution,
+    executing_eagerly,
+)
+from ..ops.core import convert_to_tensor
+from ..ops.variables import Variable
+
+in_eager_mode = executing_eagerly
+Iterator = EagerIterator
+
+__all__ = ["enable_eager_execution", "executing_eagerly", "in_eager_mode", "Variable",
+           "GradientTape", "Iterator", "defun", "num_gpus", "implicit_gradients",
+           "implicit_value_and_gradients", "gradients_function", "value_and_gradients_function"]
+
+
+def defun(func=None, input_signature=None, autograph=False, experimental_relax_shapes=False):
+    """``tfe.defun``: the function itself, run eagerly call by call (no graph is traced)."""
+    if func is None:
+        return lambda f: defun(f)
+
+    @functools.wraps(func)
+    def run(*args, **kwargs):
+        return func(*args, **kwargs)
+
+    return run
+
+
+def num_gpus():
+    """No GPUs: the engine computes on the CPU."""
+    return 0
+
+
+def implicit_value_and_gradients(f):
+    """A function returning ``(f(*args), [(gradient, variable), ...])`` over the trainable
+    variables ``f`` read, in the order first read (ValueError if it read none)."""
+
+    @functools.wraps(f)
+    def grad_fn(*args, **kwds):
+        with eager_mode():
+            with GradientTape() as tape:
+                value = f(*args, **kwds)
+            variables = list(tape.watched_variables())
+            if not variables:
+                raise ValueError("No trainable variables were accessed while the function was "
+                                 "being computed.")
+            grads = tape.gradient(value, variables)
+        return value, list(zip(grads, variables))
+
+    return grad_fn
+
+
+def implicit_gradients(f):
+    """Like ``implicit_value_and_gradients``, only the ``(gradient, variable)`` pairs."""
+
+    @functools.wraps(f)
+    def grad_fn(*args, **kwds):
+        return implicit_value_and_gradients(f)(*args, **kwds)[1]
+
+    return grad_fn
+
+
+def value_and_gradients_function(f, params=None):
+    """A function returning ``(f(*args), [df/d args[i] for i in params])``; ``params`` are
+    argument indices (or names), all arguments by default."""
+
+    @functools.wraps(f)
+    def grad_fn(*args, **kwds):
+        names = list(getattr(f, "__code__", None).co_varnames[:len(args)]) \
+            if hasattr(f, "__code__") else []
+        wanted = range(len(args)) if params is None else [
+            names.index(p) if isinstance(p, str) else p for p in params]
+        with eager_mode():
+            args = list(args)
+            for i in wanted:
+                if not isinstance(args[i], Variable):
+                    args[i] = convert_to_tensor(args[i])
+            with GradientTape(watch_accessed_variables=False) as tape:
+                for i in wanted:
+                    tape.watch(args[i])
+                value = f(*args, **kwds)
+            grads = tape.gradient(value, [args[i] for i in wanted])
+        return value, grads
+
+    return grad_fn
+
+
+def gradients_function(f, params=None):
+    """Like ``value_and_gradients_function``, only the gradients."""
+
+    @functools.wraps(f)
+    def grad_fn(*args, **kwds):
+        return value_and_gradients_function(f, params)(*args, **kwds)[1]
+
+    return grad_fn

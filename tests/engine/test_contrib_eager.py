@@ -1,0 +1,66 @@
+"""tf.contrib.eager: the documented examples of gradients_function, implicit_gradients and
+value_and_gradients_function, and a TF1 eager training loop over a dataset (against numpy)."""
+
+import numpy as np
+import pytest
+
+import engine as tf
+
+tfe = tf.contrib.eager
+
+
+def test_gradients_function_as_documented():
+    def square(x):
+        return tf.multiply(x, x)
+
+    grad = tfe.gradients_function(square)
+    assert [float(g) for g in grad(3.0)] == [6.0]
+    gradgrad = tfe.gradients_function(lambda x: grad(x)[0])
+    assert [float(g) for g in gradgrad(3.0)] == [2.0]
+
+    def f(x, y):
+        return x * y * y
+
+    assert [float(g) for g in tfe.gradients_function(f)(3.0, 2.0)] == [4.0, 12.0]
+    assert [float(g) for g in tfe.gradients_function(f, params=[1])(3.0, 2.0)] == [12.0]
+    value, grads = tfe.value_and_gradients_function(f, params=["x"])(3.0, 2.0)
+    assert float(value) == 12.0 and [float(g) for g in grads] == [4.0]
+
+
+def test_implicit_gradients_as_documented():
+    with tf.eager_mode():
+        v = tfe.Variable(1.0, name="v")
+        frozen = tfe.Variable(5.0, name="frozen", trainable=False)
+
+    def loss(x):
+        return x * v + frozen
+
+    [(gradient, variable)] = tfe.implicit_gradients(loss)(2.0)
+    assert float(gradient) == 2.0 and variable is v
+    value, pairs = tfe.implicit_value_and_gradients(loss)(3.0)
+    assert float(value) == 8.0 and float(pairs[0][0]) == 3.0
+    with pytest.raises(ValueError, match="No trainable variables"):
+        tfe.implicit_gradients(lambda x: x * frozen)(2.0)
+
+
+def test_eager_training_loop_over_a_dataset():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(8, 2)).astype(np.float32)
+    Y = X @ np.array([[2.0], [-1.0]], np.float32)
+    with tf.eager_mode():
+        W = tfe.Variable(np.zeros((2, 1), np.float32), name="W")
+        opt = tf.train.GradientDescentOptimizer(0.1)
+        grad_fn = tfe.implicit_gradients(
+            lambda x, y: tf.reduce_mean(tf.square(tf.matmul(x, W) - y)))
+        dataset = tf.data.Dataset.from_tensor_slices((X, Y)).batch(4)
+        for _ in range(2):
+            for x, y in tfe.Iterator(dataset):
+                opt.apply_gradients(grad_fn(x, y))
+        trained = W.numpy()
+    expected = np.zeros((2, 1), np.float32)
+    for _ in range(2):
+        for i in (0, 4):
+            x, y = X[i:i + 4], Y[i:i + 4]
+            expected = expected - np.float32(0.1) * 2 * x.T @ (x @ expected - y) / 4
+    np.testing.assert_allclose(trained, expected, rtol=1e-6)
+    assert tfe.num_gpus() == 0 and tfe.defun(lambda a: a + 1)(1) == 2
