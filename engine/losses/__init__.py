@@ -1,0 +1,21 @@
+"""``tf.losses``: the TF 1.x loss functions (weighted, reduced, collected in ``LOSSES``) and the
+collection helpers (``add_loss``, ``get_losses``, ``get_total_loss`` ...); see ``losses_impl``."""
+
+from .losses_impl import (  # noqa: F401
+    Reduction,
+    absolute_difference,
+    add_loss,
+    compute_weighted_loss,
+    cosine_distance,
+    get_losses,
+    get_regularization_loss,
+    get_regularization_losses,
+    get_total_loss,
+    hinge_loss,
+    huber_loss,
+    log_loss,
+    mean_squared_error,
+    sigmoid_cross_entropy,
+    softmax_cross_entropy,
+    sparse_softmax_cross_entropy,
+)
