@@ -243,6 +243,7 @@ from .ops.variables import (  # noqa: F401
     variable_scope,
     variables_initializer,
 )
+from .platform import tf_logging as logging  # noqa: F401
 from .runtime.session import InteractiveSession, Session, get_default_session  # noqa: F401
 from .runtime.session_options import (  # noqa: F401
     ConfigProto,

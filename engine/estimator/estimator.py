@@ -8,12 +8,13 @@ params, config)`` (the arguments its signature names), and runs the spec in a se
 
 - ``train`` restores the latest checkpoint of ``model_dir`` if there is one (so a second
   ``train`` continues), runs ``train_op`` until ``steps`` more steps, the global step reaching
-  ``max_steps``, or the input's end (OutOfRangeError), logs the loss every
-  ``log_step_count_steps``, stops with ``NanLossDuringTrainingError`` on a NaN loss, and saves
-  ``model.ckpt-STEP`` through the engine's Saver at the start, every
-  ``save_checkpoints_steps`` (or ``save_checkpoints_secs``) and at the end; with summaries in
-  the graph (``tf.summary``, and the loss, which it adds as TF does) it writes them to
-  ``model_dir`` every ``save_summary_steps``;
+  ``max_steps``, or the input's end (OutOfRangeError), logs the loss at its first step and
+  every ``log_step_count_steps`` (``tf.logging.set_verbosity(tf.logging.INFO)`` shows it),
+  stops with ``NanLossDuringTrainingError`` on a NaN loss, and saves ``model.ckpt-STEP``
+  through the engine's Saver at the start, every ``save_checkpoints_steps`` (or
+  ``save_checkpoints_secs``) and at the end; with summaries in the graph (``tf.summary``, and
+  the loss, which it adds as TF does) it writes them to ``model_dir`` every
+  ``save_summary_steps``;
 - ``evaluate`` restores the latest checkpoint (ValueError without one), runs the update ops of
   ``eval_metric_ops`` and of the mean loss over ``steps`` batches or the whole input, and
   returns ``{"loss": ..., "global_step": ..., metric: value}``;
@@ -286,7 +287,7 @@ class Estimator:
                 if with_summary:
                     writer.add_summary(results["summary"], step)
                 step = new_step
-                if config.log_step_count_steps and done % config.log_step_count_steps == 0:
+                if config.log_step_count_steps and (done - 1) % config.log_step_count_steps == 0:
                     logger.info("loss = %s, step = %d", loss, step)
                 due = (config.save_checkpoints_steps and step - saved_at >=
                        config.save_checkpoints_steps) or (

@@ -1,7 +1,8 @@
 """A TF1 Estimator program (the tutorials' shape) on synthetic data: a model_fn with
-tf.layers.dense logits, sparse softmax cross-entropy, tf.metrics.accuracy and an EstimatorSpec per
-mode; numpy_input_fn for train (twice: the second call resumes from model_dir's checkpoint),
-evaluate and predict; a RunConfig with checkpoints every 10 steps.
+tf.layers.dense logits, tf.losses.sparse_softmax_cross_entropy, tf.metrics.accuracy and an
+EstimatorSpec per mode; numpy_input_fn for train (twice: the second call resumes from
+model_dir's checkpoint, with a LoggingTensorHook), evaluate and predict; a RunConfig with
+checkpoints every 10 steps.
 
 Prints ``eval LOSS ACCURACY GLOBAL_STEP``, one ``predict CLASS P0 P1 P2`` line per example,
 and ``checkpoints`` with the files model_dir keeps."""
@@ -27,12 +28,11 @@ def synthetic(rng, n):
 def model_fn(features, labels, mode, params):
     logits = tf.layers.dense(features["x"], 3, kernel_initializer=tf.zeros_initializer(),
                              name="logits")
-    classes = tf.argmax(logits, 1)
+    classes = tf.argmax(logits, 1, name="classes")
     if mode == tf.estimator.ModeKeys.PREDICT:
         return tf.estimator.EstimatorSpec(mode, predictions={
             "class": classes, "probabilities": tf.nn.softmax(logits)})
-    loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels,
-                                                                         logits=logits))
+    loss = tf.losses.sparse_softmax_cross_entropy(labels=labels, logits=logits)
     if mode == tf.estimator.ModeKeys.EVAL:
         return tf.estimator.EstimatorSpec(mode, loss=loss, eval_metric_ops={
             "accuracy": tf.metrics.accuracy(labels=labels, predictions=classes)})
@@ -42,6 +42,7 @@ def model_fn(features, labels, mode, params):
 
 
 def main(_):
+    tf.logging.set_verbosity(tf.logging.INFO)
     rng = np.random.RandomState(0)
     train_x, train_y = synthetic(rng, 50)
     test_x, test_y = synthetic(rng, 30)
@@ -54,7 +55,8 @@ def main(_):
     train_input_fn = tf.estimator.inputs.numpy_input_fn(
         x={"x": train_x}, y=train_y, batch_size=20, num_epochs=None, shuffle=False)
     classifier.train(input_fn=train_input_fn, steps=30)
-    classifier.train(input_fn=train_input_fn, steps=15)
+    logging_hook = tf.train.LoggingTensorHook(tensors={"classes": "classes"}, every_n_iter=10)
+    classifier.train(input_fn=train_input_fn, steps=15, hooks=[logging_hook])
 
     eval_input_fn = tf.estimator.inputs.numpy_input_fn(
         x={"x": test_x}, y=test_y, batch_size=8, num_epochs=1, shuffle=False)

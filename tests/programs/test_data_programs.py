@@ -4,9 +4,13 @@ program prints: it is checked for its properties, not against TF's generator).""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import numpy as np
 
-from tests.programs.test_programs import run
+from tests.programs.test_programs import HERE, ROOT, run
 
 
 def softmax(logits):
@@ -59,8 +63,8 @@ def test_data_pipeline_program_replays_in_numpy():
 
 
 def test_estimator_program_matches_numpy(tmp_path):
-    lines = run("estimator_numpy_input.py", f"--model_dir={tmp_path / 'model'}",
-                "--learning_rate=0.5")
+    args = [f"--model_dir={tmp_path / 'model'}", "--learning_rate=0.5"]
+    lines = run("estimator_numpy_input.py", *args)
     rng = np.random.RandomState(0)
 
     def synthetic(n):
@@ -92,3 +96,18 @@ def test_estimator_program_matches_numpy(tmp_path):
     np.testing.assert_allclose([[float(v) for v in f[2:]] for f in predicted], p[:4], rtol=1e-5)
     assert lines[-1].split() == ["checkpoints", "model.ckpt-30.index", "model.ckpt-40.index",
                                  "model.ckpt-45.index"]
+
+
+def test_estimator_program_logs_with_tf_logging(tmp_path):
+    """tf.logging.set_verbosity(INFO) shows the Estimator's progress and the hook's tensors."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    proc = subprocess.run([sys.executable, str(HERE / "estimator_numpy_input.py"),
+                           f"--model_dir={tmp_path}"], capture_output=True, text=True, env=env,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    info = [line for line in proc.stderr.splitlines() if line.startswith("INFO:engine:")]
+    text = "\n".join(info)
+    for expected in ["Saving checkpoints for 0 into", "loss = ", ", step = 1\n",
+                     "Saving checkpoints for 45 into", "classes = [", "Loss for final step",
+                     "Saving dict for global step 45"]:
+        assert expected in text + "\n", expected

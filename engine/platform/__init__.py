@@ -1,0 +1,1 @@
+"""What TF keeps under ``platform``: ``tf_logging`` (``tf.logging``)."""
