@@ -4,7 +4,8 @@
 - ``model_fn``: ``ModeKeys`` and ``EstimatorSpec``;
 - ``run_config``: ``RunConfig``;
 - ``estimator``: ``Estimator`` (train, evaluate, predict; checkpoints through ``tf.train.Saver``);
-- ``inputs``: ``numpy_input_fn`` on ``tf.data``.
+- ``inputs``: ``numpy_input_fn`` on ``tf.data``;
+- ``training``: ``train_and_evaluate`` with ``TrainSpec`` and ``EvalSpec``.
 """
 
 import types as _types
@@ -13,6 +14,7 @@ from .estimator import Estimator, NanLossDuringTrainingError  # noqa: F401
 from .inputs import numpy_input_fn
 from .model_fn import EstimatorSpec, ModeKeys  # noqa: F401
 from .run_config import RunConfig  # noqa: F401
+from .training import EvalSpec, TrainSpec, train_and_evaluate  # noqa: F401
 
 #: ``tf.estimator.inputs``
 inputs = _types.SimpleNamespace(numpy_input_fn=numpy_input_fn)

@@ -220,3 +220,24 @@ def test_numpy_input_fn_shuffles_each_epoch_with_the_graph_seed():
     first = stream(1)
     assert sorted(first[:10]) == sorted(first[10:]) == list(range(10))
     assert first[:10] != first[10:] and first == stream(1) and first != stream(2)
+
+
+def test_train_and_evaluate_evaluates_each_new_checkpoint(tmp_path):
+    class Count(tf.train.SessionRunHook):
+        evaluations = 0
+
+        def begin(self):
+            Count.evaluations += 1
+
+    est = estimator(tmp_path, save_checkpoints_steps=5)
+    result, exports = tf.estimator.train_and_evaluate(
+        est, tf.estimator.TrainSpec(train_input(), max_steps=12),
+        tf.estimator.EvalSpec(train_input(epochs=1), steps=None, hooks=[Count()],
+                              throttle_secs=0))
+    assert exports == [] and result["global_step"] == 12
+    assert Count.evaluations == 3  # checkpoints 5, 10 and 12 (not 0, where training started)
+    W, b = sgd(batches(4, 5), 12)
+    errs = [x @ W + b - y for x, y in batches(4, 1)]
+    assert result["loss"] == pytest.approx(np.mean([np.mean(e ** 2) for e in errs]), rel=1e-6)
+    with pytest.raises(TypeError, match="train_spec"):
+        tf.estimator.train_and_evaluate(est, None, None)
