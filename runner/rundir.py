@@ -93,10 +93,10 @@ def _take(fd: int, path: Path, directory: Path) -> int | None:
     return previous if same else None
 
 
-def _in_use(directory: Path, pid: int) -> ConfigError:
+def _in_use(directory: Path, pid: int, key: str = KEY) -> ConfigError:
     owner = f"process {pid}" if pid else "another process"
-    return ConfigError(KEY, f"{directory} is in use by a running run ({owner}); wait for it to "
-                            "end, or choose another hydra.run.dir")
+    return ConfigError(key, f"{directory} is in use by a running run ({owner}); wait for it to "
+                            f"end, or choose another {key}")
 
 
 def _read_pid(fd: int) -> int:
@@ -227,18 +227,29 @@ def claim(directory: Path, resume: bool, overwrite: bool = False) -> bool:
 
 def stash_hydra(directory: Path, subdir: str | None) -> None:
     """Before Hydra writes ``subdir`` (``.hydra``) into a directory holding a run, copy the
-    earlier one aside, for ``settle_hydra``."""
+    earlier one aside, for ``settle_hydra``. A copy left by a run killed before it settled is
+    dealt with first: put back when ``subdir`` is gone, else dropped."""
     directory = Path(directory).resolve()
-    if not subdir or not run_outputs(directory):
+    if not subdir:
         return
     hydra_dir = directory / subdir
     stash = directory / f"{subdir}{HYDRA_STASH_SUFFIX}"
     if stash.exists() and not hydra_dir.exists():
         os.replace(stash, hydra_dir)  # a stash left by a killed run: that was the real one
     shutil.rmtree(stash, ignore_errors=True)
-    if hydra_dir.is_dir():
+    if hydra_dir.is_dir() and run_outputs(directory):
         shutil.copytree(hydra_dir, stash)
         _stashed[directory] = (hydra_dir, stash)
+
+
+def adopt_stash(directory: Path, subdir: str | None) -> None:
+    """In a multirun job's process: take over the copy of ``subdir`` that ``Guard`` made when
+    the sweep started (possibly in another process), for ``settle_hydra``."""
+    directory = Path(directory).resolve()
+    if subdir and directory not in _stashed:
+        stash = directory / f"{subdir}{HYDRA_STASH_SUFFIX}"
+        if stash.is_dir():
+            _stashed[directory] = (directory / subdir, stash)
 
 
 def settle_hydra(directory: Path, started: bool) -> None:
@@ -248,11 +259,60 @@ def settle_hydra(directory: Path, started: bool) -> None:
     if pair is None:
         return
     hydra_dir, stash = pair
+    if not stash.is_dir():  # settled by a job in another process
+        return
     if started:
         shutil.rmtree(stash, ignore_errors=True)
         return
     shutil.rmtree(hydra_dir, ignore_errors=True)
     os.replace(stash, hydra_dir)
+
+
+def _job_directories(sweep: Path, subdir: str) -> list[Path]:
+    """The directories under a sweep directory that hold a run with its ``subdir``."""
+    return sorted(p.parent for p in Path(sweep).rglob(subdir)
+                  if p.is_dir() and run_outputs(p.parent))
+
+
+def _same_tree(a: Path, b: Path) -> bool:
+    import filecmp
+
+    compared = filecmp.dircmp(a, b)
+    _, mismatch, errors = filecmp.cmpfiles(a, b, compared.common_files, shallow=False)
+    return not (compared.left_only or compared.right_only or compared.funny_files or mismatch
+                or errors) and all(_same_tree(a / d, b / d) for d in compared.common_dirs)
+
+
+def drop_unused_stashes() -> None:
+    """At the end of a multirun: the copies no job settled (no job ran in that directory) are
+    dropped where Hydra left ``.hydra`` unchanged; others stay for the next start there."""
+    for directory in list(_stashed):
+        hydra_dir, stash = _stashed[directory]
+        if stash.is_dir() and hydra_dir.is_dir() and _same_tree(hydra_dir, stash):
+            shutil.rmtree(stash, ignore_errors=True)
+        if not stash.is_dir():
+            _stashed.pop(directory, None)
+
+
+def holder(directory: Path) -> int | None:
+    """The pid of the live process holding ``directory``'s lock (0 when unknown), or None when
+    no live process does; the lock is not kept."""
+    path = Path(directory) / LOCK
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        pid = _read_pid(fd)
+        if fcntl is not None:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            except OSError:
+                return pid
+            return None
+        return pid if pid and _alive(pid) and pid != os.getpid() else None
+    finally:
+        os.close(fd)
 
 
 def _select(config, key: str, default=None):
@@ -287,12 +347,26 @@ class Guard(Callback):
 
     def on_multirun_start(self, config, **kwargs) -> None:
         """A sweep into a sweep directory whose job directories hold runs is refused (their
-        .hydra/ would be overwritten before any job could refuse), unless it resumes them."""
+        .hydra/ would be overwritten before any job could refuse), unless it resumes them. A
+        resuming sweep is refused while a live run holds one of them; otherwise each one's
+        .hydra/ is copied aside, so that a job that fails before its first step puts it back
+        (``adopt_stash``, ``settle_hydra``; Hydra writes it before any per-job callback)."""
         import sys
 
         resume, _ = flags(config)
         sweep = Path(str(config.hydra.sweep.dir))
-        if resume or not sweep.is_dir():
+        if not sweep.is_dir():
+            return
+        subdir = _select(config, "hydra.output_subdir")
+        if resume:
+            for lock_file in sweep.rglob(LOCK):
+                pid = holder(lock_file.parent)
+                if pid is not None:
+                    print(_in_use(lock_file.parent.resolve(), pid, "hydra.sweep.dir"),
+                          file=sys.stderr)
+                    raise SystemExit(2)
+            for directory in _job_directories(sweep, subdir) if subdir else ():
+                stash_hydra(directory, subdir)
             return
         used = sorted(p.name for p in sweep.iterdir() if p.is_dir() and run_outputs(p))
         if used:
@@ -300,3 +374,6 @@ class Guard(Callback):
                   f"{', ...' if len(used) > 5 else ''}): use another hydra.sweep.dir, or "
                   "train.resume=true to continue them", file=sys.stderr)
             raise SystemExit(2)
+
+    def on_multirun_end(self, config, **kwargs) -> None:
+        drop_unused_stashes()

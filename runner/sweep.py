@@ -28,6 +28,7 @@ from pathlib import Path
 
 from hydra.experimental.callback import Callback
 
+from runner import rundir
 from runner.checkpoint import atomic_write_bytes
 from runner.errors import ConfigErrors
 from runner.outputs import (
@@ -36,6 +37,7 @@ from runner.outputs import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
     EXIT_OK,
+    SUMMARY,
     write_sweep_plot,
 )
 
@@ -61,26 +63,40 @@ def _write_json(path: Path, value: Mapping) -> None:
     atomic_write_bytes(path, (json.dumps(value, allow_nan=False) + "\n").encode())
 
 
-def start_job(out_dir: Path, number: int, overrides: Sequence[str]) -> dict:
-    """Record a starting job (status ``running``). An earlier run's summary.json in the same
-    directory is removed first, so that what the job reports at its end is its own."""
+def summary_stamp(out_dir: Path) -> tuple | None:
+    """What identifies the summary.json in ``out_dir`` now (None when there is none): it is
+    written atomically, so a summary the job writes has another stamp."""
+    try:
+        info = (Path(out_dir) / SUMMARY).stat()
+    except OSError:
+        return None
+    return info.st_ino, info.st_mtime_ns, info.st_size
+
+
+def start_job(out_dir: Path, number: int, overrides: Sequence[str]) -> tuple | None:
+    """Record a starting job (status ``running``); the stamp of an earlier run's summary.json
+    there (which ``finish_job`` then ignores: a resumed run that fails before its first step
+    leaves the earlier run's summary as it was)."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / "summary.json").unlink(missing_ok=True)
     record = {"job": int(number), "overrides": [str(o) for o in overrides], "status": "running"}
     _write_json(out_dir / JOB_FILE, record)
-    return record
+    return summary_stamp(out_dir)
 
 
-def finish_job(out_dir: Path, code: int, error: str | None = None) -> dict:
+def finish_job(out_dir: Path, code: int, error: str | None = None,
+               earlier: tuple | None = None) -> dict:
     """Complete the job's record from its exit code and the summary.json the run wrote (a run
-    in ``mode=check`` writes none; an error before the run started leaves none either)."""
+    in ``mode=check`` writes none; an error before the run started leaves none either, or the
+    earlier run's, whose stamp ``earlier`` is)."""
     out_dir = Path(out_dir)
     record = json.loads((out_dir / JOB_FILE).read_text())
-    try:
-        summary = json.loads((out_dir / "summary.json").read_text())
-    except (OSError, ValueError):
-        summary = {}
+    summary = {}
+    if earlier is None or summary_stamp(out_dir) != earlier:
+        try:
+            summary = json.loads((out_dir / SUMMARY).read_text())
+        except (OSError, ValueError):
+            summary = {}
     errors = summary.get("errors") or ([summary["error"]] if summary.get("error") else [])
     if error:
         errors.append(error)
@@ -114,9 +130,10 @@ def run_job(cfg, hydra_cfg, run) -> float | None:
     raises KeyboardInterrupt once its records are written, so that the sweep stops there.
     """
     out_dir = Path(hydra_cfg.runtime.output_dir)
-    code, error, record = EXIT_FAILED, None, {}
+    code, error, record, earlier = EXIT_FAILED, None, {}, None
     try:
-        start_job(out_dir, hydra_cfg.job.num, list(hydra_cfg.overrides.task))
+        rundir.adopt_stash(out_dir, hydra_cfg.output_subdir)
+        earlier = start_job(out_dir, hydra_cfg.job.num, list(hydra_cfg.overrides.task))
         code = run(cfg, out_dir, hydra_cfg.runtime.cwd)
     except KeyboardInterrupt:
         code = EXIT_INTERRUPTED
@@ -128,7 +145,7 @@ def run_job(cfg, hydra_cfg, run) -> float | None:
         error = f"{type(exc).__name__}: {exc}"
     finally:
         try:
-            record = finish_job(out_dir, code, error)
+            record = finish_job(out_dir, code, error, earlier)
             refresh(Path(hydra_cfg.sweep.dir))
         except Exception:  # the table is a convenience: never fail a job for it
             log.exception("job %s: could not update the sweep's %s", hydra_cfg.job.num,

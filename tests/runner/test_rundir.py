@@ -5,6 +5,7 @@ finished run's summary.json, metrics.jsonl, checkpoint.npz and .hydra/ as they w
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
@@ -160,3 +161,53 @@ def test_a_sweep_into_a_sweep_directory_holding_runs_exits_2_and_changes_nothing
     proc = run_cli("-m", f"hydra.sweep.dir={sweep}", "train.steps=3", "seed=0,1", cwd=tmp_path)
     assert_one_line_error(proc, f"hydra.sweep.dir: {sweep} holds runs (0, 1)")
     assert snapshot(sweep) == before
+
+
+def test_a_sweep_resuming_runs_leaves_them_as_they_were_when_its_jobs_fail_at_the_start(
+        tmp_path):
+    sweep = tmp_path / "sweep"
+    run_cli("-m", f"hydra.sweep.dir={sweep}", "train.steps=3", "seed=0,1", cwd=tmp_path,
+            check_code=0)
+    before = snapshot(sweep)
+    proc = run_cli("-m", f"hydra.sweep.dir={sweep}", "train.steps=6", "train.resume=true",
+                   "seed=0,1", "model.variables.W.shape=[1,2]", cwd=tmp_path,
+                   check_code=EXIT_CONFIG)
+    assert "model.variables.W.shape ([1, 1] -> [1, 2])" in proc.stderr
+    after = snapshot(sweep)
+    for job in ("0", "1"):
+        # Hydra wrote its .hydra/ before the job could refuse: it is put back byte for byte;
+        # the finished run's summary, metrics and checkpoint are untouched.
+        for name in (".hydra/config.yaml", ".hydra/overrides.yaml", ".hydra/hydra.yaml",
+                     "summary.json", "metrics.jsonl", "checkpoint.npz"):
+            assert after[f"{job}/{name}"] == before[f"{job}/{name}"], (job, name)
+        assert not (sweep / job / ".hydra.previous").exists()
+    # The sweep's table and the job records tell of this sweep: both jobs failed at the start.
+    assert [r["status"] for r in map(json.loads, (after[f"{j}/job.json"] for j in "01"))] \
+        == ["failed", "failed"]
+    # A sweep that resumes one of them records its own config there; the other is untouched.
+    # (Its exit code is the table's: job 1's record still says it failed.)
+    run_cli("-m", f"hydra.sweep.dir={sweep}", "train.steps=6", "train.resume=true", "seed=0",
+            cwd=tmp_path)
+    assert "train.steps=6" in (sweep / "0" / ".hydra" / "overrides.yaml").read_text()
+    assert read_summary(sweep / "0")["steps"] == 6
+    assert (sweep / "1" / ".hydra" / "overrides.yaml").read_bytes() \
+        == before["1/.hydra/overrides.yaml"]
+    assert not list(sweep.rglob(".hydra.previous"))
+
+
+def test_a_sweep_resuming_a_run_that_is_running_exits_2_and_changes_nothing(tmp_path):
+    sweep = tmp_path / "sweep"
+    run_cli("-m", f"hydra.sweep.dir={sweep}", "train.steps=3", "seed=0", cwd=tmp_path,
+            check_code=0)
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(sweep / "0")],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        before = snapshot(sweep)
+        proc = run_cli("-m", f"hydra.sweep.dir={sweep}", "train.steps=6", "train.resume=true",
+                       "seed=0", cwd=tmp_path)
+        assert_one_line_error(proc, f"hydra.sweep.dir: {sweep / '0'} is in use",
+                              f"process {holder.pid}")
+        assert snapshot(sweep) == before
+    finally:
+        holder.communicate("")

@@ -173,11 +173,13 @@ def test_table_is_rebuilt_from_whatever_jobs_have_written(tmp_path):
 
 def test_a_job_directory_reused_does_not_report_the_earlier_runs_summary(tmp_path):
     out = _job(tmp_path, 0, ["seed=0"], {"status": "completed", "final": {"loss": 0.5}})
-    sweep.start_job(out, 0, ["seed=0"])
-    assert not (out / "summary.json").exists()
-    record = sweep.finish_job(out, 1, "RuntimeError: boom")
+    earlier = (out / "summary.json").read_bytes()
+    stamp = sweep.start_job(out, 0, ["seed=0"])
+    record = sweep.finish_job(out, 1, "RuntimeError: boom", stamp)
     assert (record["status"], record["final"], record["error"]) == (
         "failed", {}, "RuntimeError: boom")
+    # The earlier run's summary stays: a job failing at its start loses no run's files.
+    assert (out / "summary.json").read_bytes() == earlier
 
 
 @pytest.mark.parametrize("codes, expected", [
