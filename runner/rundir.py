@@ -11,7 +11,10 @@
 - Hydra writes the job's config into ``.hydra/`` before the task function runs. ``stash_hydra``
   copies the earlier run's ``.hydra/`` aside first (the Hydra callback ``Guard`` does both before
   Hydra writes anything); ``settle_hydra`` puts it back when the new run ended before its first
-  step (a refused resume, a check), and drops the copy when the run went on.
+  step (a refused resume, a check), and drops the copy when the run went on. In a multirun Hydra
+  writes each job's ``.hydra/`` before any per-job callback, so a resuming sweep copies every
+  job directory's aside when it starts (``Guard.on_multirun_start``) and each job takes its copy
+  over (``adopt_stash``, in whatever process the launcher runs it).
 
 This module imports neither numpy nor the engine: Hydra's callback loads it on every start.
 """
