@@ -280,8 +280,8 @@ def main() -> None:
         if not _State.entered:
             sys.stderr = _State.stderr.target
             _State.stderr.release(None if full_errors() else
-                                  lambda text: with_key_suggestion(without_traceback(text),
-                                                                   sys.argv[1:]))
+                                  lambda text: with_key_suggestion(
+                                      yamlguard.one_line(without_traceback(text)), sys.argv[1:]))
             if exc.code == 1:
                 raise SystemExit(EXIT_CONFIG) from None
         _end_of_sweep()

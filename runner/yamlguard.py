@@ -6,7 +6,8 @@ laughs"), and OmegaConf copies every alias into a node of its own; a literal of 
 costs minutes to load. Either used to run for minutes at 100% CPU with growing memory. The guard
 counts nodes while the parser composes them (a huge literal stops early) and, once a document is
 composed, counts what its aliases expand to (linear in its distinct nodes); past the bound,
-loading stops with a YAML error naming the place, which Hydra reports as a config error.
+loading stops with a YAML error naming the file and line, which ``python -m runner`` reports in
+one line (``one_line``), exiting with 2.
 """
 
 from __future__ import annotations
@@ -17,10 +18,26 @@ MAX_VALUES = 20_000
 _ADVICE = "keep large arrays in a data file (data: {source: npz, path: ...})"
 
 
-def _too_large(node, what: str) -> yaml.YAMLError:
-    return yaml.constructor.ConstructorError(
-        None, None, f"this YAML document {what} more than {MAX_VALUES:,} values; {_ADVICE}",
-        node.start_mark if node is not None else None)
+class ConfigTooLarge(yaml.YAMLError):
+    """The refusal: one line naming the file and the line, and what to do instead."""
+
+    def __init__(self, node, what: str):
+        mark = getattr(node, "start_mark", None)
+        where = f"{mark.name} (line {mark.line + 1})" if mark is not None else "a config file"
+        self.message = f"{where}: this YAML document {what} more than {MAX_VALUES:,} values; " \
+                       f"{_ADVICE}"
+        super().__init__(self.message)
+
+    def __str__(self) -> str:
+        return self.message
+
+
+def one_line(text: str) -> str:
+    """Hydra's report of a ConfigTooLarge (its type's name, then the message) as the message
+    alone."""
+    prefix = f"{ConfigTooLarge.__module__}.{ConfigTooLarge.__qualname__}: "
+    return "".join(line[len(prefix):] if line.startswith(prefix) else line
+                   for line in text.splitlines(keepends=True))
 
 
 def expanded_size(root) -> int:
@@ -65,13 +82,13 @@ def guarded_loader(base):
         def compose_node(self, parent, index):
             self._composed += 1
             if self._composed > MAX_VALUES:
-                raise _too_large(self.peek_event(), "has")
+                raise ConfigTooLarge(self.peek_event(), "has")
             return super().compose_node(parent, index)
 
         def get_single_node(self):
             node = super().get_single_node()
             if node is not None and expanded_size(node) > MAX_VALUES:
-                raise _too_large(node, "expands (through its aliases) to")
+                raise ConfigTooLarge(node, "expands (through its aliases) to")
             return node
 
     return Guarded
