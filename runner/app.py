@@ -123,7 +123,7 @@ def run(cfg, out_dir: str | Path, base_dir: str | Path | None = None) -> int:
         if not rundir.run_outputs(out_dir):
             write_summary(out_dir, {"status": "failed", "steps": 0, "final": {},
                                     "wall_time_s": 0.0,
-                                    "errors": [str(e) for e in errors.errors]})
+                                    "errors": [e.record() for e in errors.errors]})
         if full_errors():
             raise
         report_config_errors(errors)

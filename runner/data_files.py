@@ -55,7 +55,8 @@ def load_npz(cfg: Mapping, names: list[str] | None, base_dir) -> dict[str, np.nd
     try:
         archive = np.load(path, allow_pickle=False)
     except Exception as error:  # noqa: BLE001 - any failure to read the file is a data error
-        raise ConfigError("data.path", f"cannot read {path} as .npz: {_reason(error)}") from None
+        raise ConfigError("data.path", f"cannot read {path} as .npz: {_reason(error)}",
+                          stored=f"cannot read {path} as .npz ({type(error).__name__})") from None
     if not isinstance(archive, np.lib.npyio.NpzFile):
         raise ConfigError("data.path", f"not an .npz archive but a single array: {path}")
     with archive:
@@ -69,7 +70,9 @@ def load_npz(cfg: Mapping, names: list[str] | None, base_dir) -> dict[str, np.nd
                     " (data.arrays: {input: array} maps other names)"
                 raise ConfigError(key, f"{path} has no array '{array}' for "
                                   f"model.inputs.{name}{did_you_mean(array, available)}; "
-                                  f"it has: {shown}{hint}")
+                                  f"it has: {shown}{hint}",
+                                  stored=f"{path} has no array '{array}' for "
+                                         f"model.inputs.{name}{hint}")
         return {name: _read_npz_array(archive, mapping.get(name, name), path)
                 for name in names or available}
 
@@ -99,11 +102,15 @@ def _read_npz_array(archive, name: str, path: Path) -> np.ndarray:
         if "allow_pickle" in str(error):
             raise ConfigError("data.path", f"array '{name}' in {path} holds Python objects, "
                                            "which are not loaded; save numeric arrays") from None
-        raise ConfigError("data.path", f"cannot read array '{name}' of {path}: "
-                                       f"{_reason(error)}") from None
+        raise _unreadable_array(name, path, error) from None
     except Exception as error:  # noqa: BLE001 - a truncated or damaged member, a bad header
-        raise ConfigError("data.path", f"cannot read array '{name}' of {path}: "
-                                       f"{_reason(error)}") from None
+        raise _unreadable_array(name, path, error) from None
+
+
+def _unreadable_array(name: str, path: Path, error: Exception) -> ConfigError:
+    what = f"cannot read array '{name}' of {path}"
+    return ConfigError("data.path", f"{what}: {_reason(error)}",
+                       stored=f"{what} ({type(error).__name__})")
 
 
 def _reason(error: Exception) -> str:
@@ -177,7 +184,8 @@ def _read_csv_rows(path: Path, delimiter: str) -> list[tuple[int, list[str]]]:
                     for reader_line, row in _numbered(csv.reader(handle, delimiter=delimiter))
                     if any(cell.strip() for cell in row)]
     except (OSError, UnicodeDecodeError, csv.Error) as error:
-        raise ConfigError("data.path", f"cannot read {path} as CSV: {error}") from None
+        raise ConfigError("data.path", f"cannot read {path} as CSV: {_reason(error)}",
+                          stored=f"cannot read {path} as CSV ({type(error).__name__})") from None
     if not rows:
         raise ConfigError("data.path", f"{path} has no rows")
     width = len(rows[0][1])
@@ -226,7 +234,9 @@ def _column_index(key: str, column, header, width: int) -> tuple[int, str]:
         more = f" and {len(header) - 12} more" if len(header) > 12 else ""
         close = did_you_mean(column, [c for c in header if len(c) <= 40])
         raise ConfigError(key, f"no column '{column}'{close}; the header has: {shown}{more}"
-                               f"{_delimiter_hint(header)}")
+                               f"{_delimiter_hint(header)}",
+                          stored=f"no column '{column}' in the file's header"
+                                 f"{_delimiter_hint(header)}")
     return header.index(column), column
 
 
@@ -251,12 +261,14 @@ def _csv_array(path: Path, name: str, spec: list, header, body, width: int) -> n
         pass  # numpy's parser refused a cell: parse cell by cell to name it (or accept it)
     out = np.empty((len(cells), len(picked)))
     for i, ((line, _), values) in enumerate(zip(body, cells, strict=True)):
-        for j, ((_, label), cell) in enumerate(zip(picked, values, strict=True)):
+        for j, ((index, label), cell) in enumerate(zip(picked, values, strict=True)):
             try:
                 out[i, j] = float(cell)
             except ValueError:
                 raise ConfigError("data.path", f"{path} line {line}, column '{label}' (for "
-                                               f"{name}): {excerpt(cell)} is not a number") from None
+                                               f"{name}): {excerpt(cell)} is not a number",
+                                  stored=f"{path} line {line}, column {index} (for {name}): "
+                                         "not a number") from None
     return out
 
 

@@ -4,17 +4,34 @@ from __future__ import annotations
 
 
 class ConfigError(Exception):
-    """One problem in a config, tied to its key (``model.graph.h``) and optionally a column."""
+    """One problem in a config, tied to its key (``model.graph.h``) and optionally a column.
 
-    def __init__(self, key: str, message: str, column: int | None = None):
+    ``stored`` is the message for the files a run writes (summary.json, a sweep's job.json and
+    summary.csv) when ``message`` quotes a file's contents (a CSV header, a cell, an .npz's
+    array names): those excerpts are shown on the terminal, never stored.
+    """
+
+    def __init__(self, key: str, message: str, column: int | None = None,
+                 stored: str | None = None):
         self.key = key
         self.message = message
         self.column = column
+        self.stored = stored
         super().__init__(str(self))
 
+    def _where(self) -> str:
+        return self.key if self.column is None else f"{self.key} (column {self.column})"
+
     def __str__(self) -> str:
-        where = self.key if self.column is None else f"{self.key} (column {self.column})"
-        return f"{where}: {self.message}"
+        return f"{self._where()}: {self.message}"
+
+    def record(self) -> str:
+        """The line files keep: ``key: message`` without quoted file contents."""
+        return f"{self._where()}: {self.message if self.stored is None else self.stored}"
+
+    def at(self, key: str) -> ConfigError:
+        """The same problem reported at another key."""
+        return ConfigError(key, self.message, self.column, self.stored)
 
 
 class ConfigErrors(Exception):

@@ -52,7 +52,7 @@ def _rekeyed(error: ConfigError, prefix: str) -> ConfigError:
     key = error.key
     if key == "data" or key.startswith("data."):
         key = prefix + key[4:]
-    return ConfigError(key, error.message, error.column)
+    return error.at(key)
 
 
 def load_run(cfg: Mapping, out_dir: Path, base_dir: Path, checkpoint: str):
