@@ -62,8 +62,8 @@ INPUT_KEYS = ("shape", "dtype", "time_major")
 CONSTANT_KEYS = ("value", "dtype")
 VARIABLE_KEYS = ("shape", "init", "dtype", "trainable", "collections", "scope")
 TRAIN_KEYS = ("steps", "log_every", "eval_every", "checkpoint_every", "on_nonfinite", "resume",
-              "overwrite", "progress", "threads", "max_memory_gb", "plots", "epochs", "early_stopping",
-              "keep_best")
+              "overwrite", "progress", "threads", "max_memory_gb", "max_init_seconds", "plots",
+              "epochs", "early_stopping", "keep_best")
 EARLY_STOPPING_KEYS = ("monitor", "mode", "patience", "min_delta")
 KEEP_BEST_KEYS = ("monitor", "mode")
 MONITOR_MODES = ("min", "max")
@@ -179,12 +179,15 @@ def _train(errors: ErrorCollector, cfg) -> TrainSpec | None:
         errors.add(ConfigError(f"train.{which}", "is checked at each evaluation: set "
                                                  "train.eval_every to a number of steps"))
         return None
-    cap = cfg.get("max_memory_gb")
-    if cap is not None:
-        cap = errors.check(check_float, "train.max_memory_gb", cap, 0.0, True)
-        if cap is None:
-            return None
-    return TrainSpec(**values, max_memory_gb=cap)
+    caps = {}
+    for name in ("max_memory_gb", "max_init_seconds"):
+        cap = cfg.get(name, getattr(default, name))
+        if cap is not None:
+            cap = errors.check(check_float, f"train.{name}", cap, 0.0, True)
+            if cap is None:
+                return None
+        caps[name] = cap
+    return TrainSpec(**values, **caps)
 
 
 def _monitor_spec(key: str, value, cls, keys):

@@ -139,6 +139,7 @@ class TrainSpec:
     progress: bool = True
     threads: int = 0  # BLAS threads of the engine's session; 0: its default (engine/threads.py)
     max_memory_gb: float | None = None
+    max_init_seconds: float | None = 60.0  # refuse an initializer estimated to take longer
     plots: bool = True  # loss.png at the end (with matplotlib)
     epochs: int | None = None  # passes over the training split, instead of steps
     early_stopping: EarlyStoppingSpec | None = None

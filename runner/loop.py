@@ -35,9 +35,9 @@ import numpy as np
 import engine
 from engine.framework.indexed_slices import values_of
 from runner import checkpoint as ckpt
-from runner import memory, rundir
+from runner import init_time, memory, rundir
 from runner.config import check as check_config
-from runner.config_specs import RunConfig
+from runner.config_specs import RunConfig, TrainSpec
 from runner.data import Dataset, load_data
 from runner.errors import ConfigError, ConfigErrors
 from runner.fingerprint import changes
@@ -79,12 +79,14 @@ def prepare(cfg: Mapping, base_dir: Path) -> tuple[RunConfig, Model, Dataset | N
     usable = dataclasses.replace(config, seed=config.seed if config.seed is not None else 0,
                                  mode=config.mode or "train")
     model = None
-    cap = config.train.max_memory_gb if config.train is not None else None
+    train = config.train or TrainSpec()
+    cap = train.max_memory_gb
     parts = {}
     if config.model is not None:
         parts = memory.config_parts(usable, config.data, base_dir)
         try:
             memory.refuse_above(parts, cap)
+            init_time.refuse_above(usable, train.max_init_seconds, train.threads)
         except ConfigError as error:  # nothing is built: its errors would follow from this one
             raise ConfigErrors([*errors, error]) from None
     if config.model is not None and config.groups is not None:

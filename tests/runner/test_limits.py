@@ -1,7 +1,8 @@
 """Runs too large for the machine are refused before anything large is allocated: a memory
 estimate (variables with their gradients and slots, constants, data, statically known graph
 nodes) against MemAvailable or train.max_memory_gb, naming the key of the largest part and the
-bytes; config files whose YAML expands (aliases) or holds too many values are refused while
+bytes; an initializer whose work (orthogonal's QR) is estimated above train.max_init_seconds;
+config files whose YAML expands (aliases) or holds too many values are refused while
 loading."""
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import numpy as np
 import pytest
 from runner_helpers import compose_config, run_cli
 
-from runner import memory, yamlguard
+from runner import init_time, memory, yamlguard
 from runner.app import EXIT_CONFIG, run
 
 
@@ -94,6 +95,41 @@ def test_max_memory_gb_is_checked(base, tmp_path, capsys):
     cfg = capped(base, -1, lambda c: None)
     assert run(cfg, tmp_path / "run") == EXIT_CONFIG
     assert capsys.readouterr().err.startswith("train.max_memory_gb: must be > 0.0")
+
+
+# -- time ------------------------------------------------------------------------------------
+
+
+def test_qr_flops_follow_householder_qr_and_forming_q():
+    # [2, 3, 4]: a 6 x 4 sample; geqrf + orgqr: 2 * (2 m n^2 - 2 n^3 / 3) = 4*6*16 - 4*64/3
+    assert init_time.qr_flops([2, 3, 4]) == pytest.approx(384 - 256 / 3)
+    assert init_time.qr_flops([4, 6]) == init_time.qr_flops([6, 4])  # the transpose's QR
+    assert init_time.qr_flops([20000, 20000]) == pytest.approx(8 / 3 * 20000 ** 3)
+
+
+def test_an_initializer_estimated_above_max_init_seconds_is_refused_at_its_init(base, tmp_path,
+                                                                                capsys):
+    def change(cfg):
+        cfg["model"]["variables"]["Q"] = {"shape": [1000, 1000], "init": "orthogonal"}
+        cfg["train"]["max_init_seconds"] = 0.001
+    cfg = capped(base, 1.0, change)
+    started = time.perf_counter()
+    assert run(cfg, tmp_path / "run") == EXIT_CONFIG
+    assert time.perf_counter() - started < 10
+    err = capsys.readouterr().err
+    assert err.startswith("model.variables.Q.init: the orthogonal initializer of a [1000, 1000] "
+                          "variable takes about ") and err.count("\n") == 1, err
+    assert "2.7e+09 flops" in err and "above train.max_init_seconds (0.001)" in err
+    cfg["train"]["max_init_seconds"] = None  # no limit
+    cfg["model"]["variables"]["Q"]["shape"] = [200, 100]
+    assert run(cfg, tmp_path / "fits") == 0
+
+
+def test_max_init_seconds_is_checked(base, tmp_path, capsys):
+    cfg = copy.deepcopy(base)
+    cfg["train"]["max_init_seconds"] = 0
+    assert run(cfg, tmp_path / "run") == EXIT_CONFIG
+    assert capsys.readouterr().err.startswith("train.max_init_seconds: must be > 0.0")
 
 
 # -- YAML -----------------------------------------------------------------------------------
