@@ -92,7 +92,9 @@ def prepare(cfg: Mapping, base_dir: Path) -> tuple[RunConfig, Model, Dataset | N
     if config.model is not None and config.groups is not None:
         try:
             model = build_model(usable)
-            memory.refuse_above({**parts, **memory.graph_parts(model)}, cap)
+            memory.refuse_above(memory.total(parts, memory.graph_parts(model),
+                                             memory.gradient_parts(model, _batch_rows(config))),
+                                cap)
         except ConfigErrors as exc:
             errors.extend(exc.errors)
         except ConfigError as error:
@@ -126,6 +128,16 @@ def prepare(cfg: Mapping, base_dir: Path) -> tuple[RunConfig, Model, Dataset | N
     if errors:
         raise ConfigErrors(errors)
     return config, model, dataset
+
+
+def _batch_rows(config: RunConfig) -> int:
+    """The examples in a training batch as configured (data.batch_size, else data.n, else 1),
+    for the memory estimate."""
+    data = config.data if isinstance(config.data, Mapping) else {}
+    for value in (data.get("batch_size"), data.get("n")):
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 1:
+            return int(value)
+    return 1
 
 
 def monitored_keys(model: Model) -> list[str]:

@@ -1,10 +1,12 @@
 """An estimate of a run's memory, checked before anything large is allocated.
 
-``check_config`` runs before the model is built and the data loaded: variables (their initial
-value, the session's copy, a gradient and the optimizer's slots), literal constants and the data
-(a synthetic source's bytes per example times ``n``; an .npz file's arrays from their headers,
-nothing loaded; a CSV file from its size). ``check_graph`` runs once the graph is built, before a
-session runs it: every op output whose shape is statically known (``zeros``, ``tile``,
+``config_parts`` is checked before the model is built and the data loaded: variables (their
+initial value, the session's copy and the optimizer's slots), literal constants and the data (a
+synthetic source's bytes per example times ``n``; an .npz file's arrays from their headers,
+nothing loaded; a CSV file from its size). Once the graph is built, before a session runs it,
+``gradient_parts`` adds each variable's gradient (dense: the variable's size; sparse, a lookup
+into an embedding table: the rows a batch looks up, never a table-sized array) and
+``graph_parts`` every op output whose shape is statically known (``zeros``, ``tile``,
 ``one_hot`` of known sizes, ...). A run whose estimate is above the memory available
 (``MemAvailable`` of /proc/meminfo) or above ``train.max_memory_gb`` is a config error naming the
 key of its largest part and the bytes needed, instead of a MemoryError after minutes.
@@ -19,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from engine.framework.indexed_slices import IndexedSlices
 from runner.errors import ConfigError
 
 # Slots per variable of each optimizer (unknown names: 2, as Adam).
@@ -75,7 +78,7 @@ def config_parts(config, data_cfg, base_dir) -> dict[str, float]:
     parts: dict[str, float] = {}
     for name, spec in model.variables.items():
         size = math.prod(spec.shape) * np.dtype(spec.dtype).itemsize
-        copies = 2 + (1 + slots if spec.trainable else 0)
+        copies = 2 + (slots if spec.trainable else 0)  # the gradient: see gradient_parts
         if getattr(spec.init, "name", None) == "orthogonal":
             copies += 3 * 8 / np.dtype(spec.dtype).itemsize  # float64 draws and their QR
         parts[f"model.variables.{name}.shape"] = size * copies
@@ -157,3 +160,49 @@ def graph_parts(model) -> dict[str, float]:
             key = f"model.graph.{head}" if head in entries else "model.graph"
             parts[key] = parts.get(key, 0) + 2 * size  # the output and a kernel's temporaries
     return parts
+
+
+# Ops that pass their input's elements on, reordered or reshaped: a sparse gradient's indices
+# are the lookup's ids through these.
+_SAME_ELEMENTS = ("Reshape", "Identity", "Cast", "ExpandDims", "Squeeze", "Transpose")
+
+
+def gradient_parts(model, batch_size: int) -> dict[str, float]:
+    """Bytes of each trained variable's gradient, by its config key: the variable's size for a
+    dense gradient; for a sparse one (a lookup into an embedding table: IndexedSlices) the rows
+    it carries, one per id looked up in a batch of ``batch_size``, each with its index."""
+    by_var = {id(v): name for name, v in model.variables.items()}
+    parts: dict[str, float] = {}
+    for group in model.groups:
+        for variable, grad in zip(group.variables, group.grads):
+            key = f"model.variables.{by_var[id(variable)]}.shape"
+            dims = variable.shape.dims
+            itemsize = variable.dtype.np.itemsize
+            if isinstance(grad, IndexedSlices):
+                row = math.prod(dims[1:]) * itemsize + grad.indices.dtype.np.itemsize
+                size = _ids_per_batch(grad.indices, batch_size) * row
+            else:
+                size = math.prod(dims) * itemsize
+            parts[key] = parts.get(key, 0) + size
+    return parts
+
+
+def _ids_per_batch(indices, batch_size: int) -> int:
+    """How many ids a batch looks up: the elements of the ids ``indices`` were flattened from,
+    an unknown (batch) dimension counted as ``batch_size``."""
+    tensor = indices
+    while tensor.op.type in _SAME_ELEMENTS and tensor.op.inputs:
+        tensor = tensor.op.inputs[0]
+    dims = tensor.shape.dims
+    if dims is None:
+        return batch_size
+    return math.prod(batch_size if d is None else d for d in dims)
+
+
+def total(*parts: Mapping[str, float]) -> dict[str, float]:
+    """The parts added up by key."""
+    out: dict[str, float] = {}
+    for mapping in parts:
+        for key, size in mapping.items():
+            out[key] = out.get(key, 0) + size
+    return out

@@ -41,20 +41,36 @@ def capped(base, gb: float, change) -> dict:
 
 
 def test_a_large_variable_is_refused_at_its_shape(base, tmp_path, capsys):
-    # 2000 x 2000 float32 = 16 MB; with its initial value, the session's copy and a gradient
-    # (SGD has no slots) 48 MB, above a 40 MB cap.
-    cfg = capped(base, 40 / 1024, lambda c: c["model"]["variables"].update(
+    # 2000 x 2000 float32 = 16 MB; its initial value and the session's copy (SGD has no slots)
+    # 32 MB, above a 25 MB cap: refused before it is built.
+    cfg = capped(base, 25 / 1024, lambda c: c["model"]["variables"].update(
         V={"shape": [2000, 2000], "init": "zeros"}))
     err = refused(cfg, tmp_path, capsys, "model.variables.V.shape")
-    assert "(45.8 MB for this)" in err and "train.max_memory_gb is 0.0390625" in err
+    assert "(30.5 MB for this)" in err and "train.max_memory_gb is 0.0244141" in err
 
 
 def test_optimizer_slots_count(base, tmp_path, capsys):
-    # The same variable with Adam's two slots: 80 MB, above a 70 MB cap that SGD fits in.
+    # The same variable with Adam's two slots: 64 MB, above a 50 MB cap that SGD fits in.
     def change(cfg):
         cfg["model"]["variables"]["V"] = {"shape": [2000, 2000], "init": "zeros"}
         cfg["groups"]["all"]["optimizer"] = {"name": "adam", "learning_rate": 0.01}
-    refused(capped(base, 70 / 1024, change), tmp_path, capsys, "model.variables.V.shape")
+    refused(capped(base, 50 / 1024, change), tmp_path, capsys, "model.variables.V.shape")
+
+
+def test_a_gradient_counts_once_the_graph_is_built_sparse_as_the_rows_looked_up(tmp_path):
+    from runner.loop import prepare
+
+    config, model, _ = prepare(compose_config("+experiment=embedding_adagrad_decay",
+                                              "data.n=512"), tmp_path)
+    # The 100,000 x 16 table before the build: value, session copy, AdagradDecay's 2 slots.
+    table = 100_000 * 16 * 4
+    assert memory.config_parts(config, config.data, tmp_path)[
+        "model.variables.word_embedding.shape"] == 4 * table
+    # Its gradient: a batch of 128 bags of 20 int32 ids, a 16-float row and an index each,
+    # not a dense 6.4 MB table; the head's gradients are dense: W [16, 1], b [1].
+    assert memory.gradient_parts(model, 128) == {
+        "model.variables.word_embedding.shape": 128 * 20 * (16 * 4 + 4),
+        "model.variables.W.shape": 16 * 4, "model.variables.b.shape": 4}
 
 
 def test_a_large_synthetic_data_set_is_refused_at_data_n(base, tmp_path, capsys):
