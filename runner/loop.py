@@ -526,7 +526,7 @@ class Trainer:
                     return (f"the forward pass is finite, but the gradient of group "
                             f"'{group.name}' for variable '{var_name}' holds NaN/Inf")
         return ("the loss and the raw gradients are finite; a pipeline stage produced NaN/Inf "
-                "(its state may hold a non-finite value from an earlier step)")
+                "(an overflow: a scale or a clip of an infinite norm)")
 
     # -- the loop ------------------------------------------------------------------------
     def run_step(self, full: bool) -> tuple[dict | None, dict]:

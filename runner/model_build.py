@@ -56,9 +56,9 @@ def build_model(config: RunConfig, float_dtype: str | None = None) -> Model:
         ctx.model = model
         losses_and_metrics(ctx, model)
         model.global_step = global_step
-        build_groups(ctx, model)
+        incoming = build_groups(ctx, model)
         ctx.raise_errors()
-        build_train_op(ctx, model)
+        build_train_op(ctx, model, incoming)
         model.init_op = engine.global_variables_initializer()
         model.warnings = ctx.warnings
         switch = graph.get_collection(learning_phase.COLLECTION)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 import engine
-from engine.framework.graph import GraphKeys
+from engine.framework.graph import GraphKeys, Tensor
 from engine.framework.indexed_slices import values_of
 from engine.ops.math import all_finite
 from runner.errors import did_you_mean
@@ -23,9 +23,11 @@ from runner.model_optimizers import (
 )
 
 
-def build_groups(ctx: BuildContext, model: Model) -> None:
+def build_groups(ctx: BuildContext, model: Model) -> Tensor | None:
     """Every group that builds, into ``model.groups``; the trainable variables no group selects
-    into ``model.frozen``. A variable selected by two groups is an error."""
+    into ``model.frozen``. A variable selected by two groups is an error. All groups'
+    gradients are made before any pipeline is applied, so that the pipelines can be gated on
+    all of them (``incoming_gate``, returned for ``build_train_op``)."""
     owner: dict[str, str] = {}
     by_var = {id(v): name for name, v in model.variables.items()}
     selections = {}
@@ -44,12 +46,26 @@ def build_groups(ctx: BuildContext, model: Model) -> None:
     trained = set(owner)
     model.frozen = [name for name, spec in ctx.spec.variables.items()
                     if spec.trainable and name not in trained]
-    for name, spec in ctx.config.groups.items():
-        if name not in selections:
-            continue
-        group = build_group(ctx, model, name, spec, selections[name])
-        if group is not None:
+    built = [build_group(ctx, model, name, spec, selections[name])
+             for name, spec in ctx.config.groups.items() if name in selections]
+    built = [b for b in built if b is not None]
+    incoming = incoming_gate(built)
+    for group in built:
+        if apply_pipeline(ctx, model, group, incoming):
             model.groups.append(group)
+    return incoming
+
+
+def incoming_gate(groups: list[Group]) -> Tensor | None:
+    """What the pipelines that keep state (``accumulate``, ``skip_nonfinite``) are gated on:
+    every group's loss and raw gradients finite. A step that the runner skips or stops at then
+    leaves their state as it was; None when no pipeline keeps state."""
+    if not any(group.pipeline.stateful for group in groups):
+        return None
+    with engine.name_scope("finite"):
+        # a sparse gradient's rows: never its dense table-sized sum
+        return all_finite([values_of(t) for group in groups
+                           for t in [group.objective, *group.grads]])
 
 
 def select_variables(ctx: BuildContext, model: Model, name: str, spec, by_var) -> list[str] | None:
@@ -96,8 +112,8 @@ def select_variables(ctx: BuildContext, model: Model, name: str, spec, by_var) -
 
 
 def build_group(ctx: BuildContext, model: Model, name: str, spec, var_names: list[str]):
-    """Group ``name`` over ``var_names``: the gradients of its loss, its optimizer and pipeline,
-    and the pipeline applied; None after reporting what failed."""
+    """Group ``name`` over ``var_names``: the gradients of its loss, its optimizer and pipeline
+    (not applied yet: ``apply_pipeline``); None after reporting what failed."""
     found = group_losses(ctx, name, spec)
     if found is None:
         return None
@@ -131,34 +147,48 @@ def build_group(ctx: BuildContext, model: Model, name: str, spec, var_names: lis
         pipeline = build_pipeline(ctx, name, spec.pipeline)
     if optimizer is None or pipeline is None:
         return None
-    try:
-        with engine.name_scope(f"{name}/"):
-            processed_pairs, reports, gate = pipeline.apply(pairs, model.global_step)
-    except (ValueError, TypeError, engine.ShapeError) as exc:
-        ctx.fail(f"groups.{name}.pipeline", engine_message(exc))
-        return None
-    processed_pairs = list(processed_pairs)
-    reports = dict(reports)
-    grad_norm = reports.pop("grad_norm")
-    grad_norm_processed = reports.pop("grad_norm_processed", grad_norm)
-    lr_tensor = learning_rate_tensor(lr, optimizer)
     return Group(name, var_names, [v for _, v in pairs], losses, weights, objective, own,
-                 [g for g, _ in pairs], [g for g, _ in processed_pairs], optimizer, pipeline,
-                 lr_tensor, grad_norm, grad_norm_processed, reports, gate)
+                 [g for g, _ in pairs], [], optimizer, pipeline,
+                 learning_rate_tensor(lr, optimizer), None, None, {}, None)
 
 
-def build_train_op(ctx: BuildContext, model: Model) -> None:
+def apply_pipeline(ctx: BuildContext, model: Model, group: Group,
+                   incoming: Tensor | None) -> bool:
+    """The group's pipeline applied to its gradients (its stages' state changed only where
+    ``incoming`` is True): its processed gradients, norms, reports and gate; False after
+    reporting what failed."""
+    try:
+        with engine.name_scope(f"{group.name}/"):
+            processed_pairs, reports, gate = group.pipeline.apply(
+                list(zip(group.grads, group.variables)), model.global_step,
+                gate=incoming if group.pipeline.stateful else None)
+    except (ValueError, TypeError, engine.ShapeError) as exc:
+        ctx.fail(f"groups.{group.name}.pipeline", engine_message(exc))
+        return False
+    group.processed = [g for g, _ in processed_pairs]
+    group.reports = dict(reports)
+    group.grad_norm = group.reports.pop("grad_norm")
+    group.grad_norm_processed = group.reports.pop("grad_norm_processed", group.grad_norm)
+    group.gate = gate
+    return True
+
+
+def build_train_op(ctx: BuildContext, model: Model, incoming: Tensor | None = None) -> None:
     """Gate, apply every group, then one global_step increment after all updates.
 
     The gate is: every loss, raw gradient and processed gradient is finite. The processed
     ones too, because a stage's state can carry a NaN from an earlier step (an
-    ``accumulate`` window) into gradients that look finite before the pipeline.
+    ``accumulate`` window) into gradients that look finite before the pipeline. ``incoming``
+    (``build_groups``), when pipelines keep state, is the first half, already made.
     """
     # a sparse gradient's rows: never its dense table-sized sum
     checked = [values_of(t) for group in model.groups
-               for t in [group.objective, *group.grads, *group.processed]]
+               for t in ([*group.processed] if incoming is not None else
+                         [group.objective, *group.grads, *group.processed])]
     with engine.name_scope("finite"):
         finite = all_finite(checked) if checked else engine.constant(True)
+        if incoming is not None:
+            finite = engine.logical_and(incoming, finite)
     model.finite = finite
     applies = []
     for group in model.groups:

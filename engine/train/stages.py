@@ -131,6 +131,7 @@ class Stage:
     name = "stage"
     PARAMS: tuple[Param, ...] = ()
     primary: str | None = None  # the parameter a bare scalar in a config stands for
+    stateful = False  # keeps state across steps, changed only where the incoming gate is True
 
     def __init__(self, **params):
         self.params = self._validate(params)
@@ -423,6 +424,7 @@ class Accumulate(Stage):
 
     name = "accumulate"
     primary = "k"
+    stateful = True
     PARAMS = (Param("k", kind="int", low=1,
                     aliases=("steps", "every_k", "every_k_schedule",
                              "gradient_accumulation_steps")),)
@@ -467,6 +469,7 @@ class SkipNonfinite(Stage):
     ``skips`` (the total so far)."""
 
     name = "skip_nonfinite"
+    stateful = True
 
     def apply(self, grads_and_vars, global_step=None, gate=None):
         pairs = _pairs(grads_and_vars)
@@ -558,6 +561,11 @@ class Pipeline:
 
     def variables(self):
         return [v for s in self.stages for v in s.variables()]
+
+    @property
+    def stateful(self) -> bool:
+        """Whether a stage keeps state across steps: then an incoming ``gate`` matters."""
+        return any(stage.stateful for stage in self.stages)
 
     def __repr__(self):
         return f"Pipeline({self.stages!r})"
