@@ -2,8 +2,9 @@
 
 Most initializers cost a pass over their variable's memory (runner.memory bounds that). The
 ``orthogonal`` initializer runs a QR decomposition of an m x n sample (m >= n: the variable's
-rows and columns, larger first): LAPACK's geqrf and orgqr take about 4mn^2 - 4n^3/3 flops
-(Golub & Van Loan, 5.2), so [20000, 20000] costs 2e13 flops, minutes of a core. Such a run is a
+rows and columns, larger first): LAPACK's dgeqrf takes 2mn^2 - 2n^3/3 flops and dorgqr, forming
+the thin Q, as many again (LAPACK's operation counts, dopla), 4mn^2 - 4n^3/3 in all; so
+[20000, 20000] costs 2e13 flops, hours of a core at a few GFlop/s. Such a run is a
 config error at the variable's ``init`` when the estimate is above ``train.max_init_seconds``
 (null: no limit), instead of a start that seems to hang. The rate is measured here once, on a
 small QR (which runs slower per flop than a large one: the estimate errs long).
