@@ -12,8 +12,9 @@ in ``update_ops.py``) and names the variables it writes in its attributes. Two k
 - a kernel of its own, ``kernel(*ref_arrays, values, indices, *hyper)``, for formulas that are not
   per row (TF1 Adam decays m and v everywhere, GradientDescent adds repeated rows, ...).
 
-No step copies a whole table: rows are gathered (``a[indices]``, a copy the size of the
-gradient), updated and written back with ``a[indices] = rows``.
+No step copies a whole table: rows are gathered (``np.take``, a copy the size of the
+gradient), updated and written back with ``a[indices] = rows``; with numba (the ``fast`` extra),
+Adagrad and AdagradDecay update the rows of large tables in place (``sparse_compiled.py``).
 """
 
 from __future__ import annotations
@@ -46,21 +47,35 @@ def _check_rows(op_type, op, var, values, indices):
                                    f"offset {pos} in indices is out of range")
 
 
-def rows_of(dense_op_type):
-    """A sparse kernel running the dense kernel of ``dense_op_type`` on the gathered rows."""
+def with_compiled(kernel, compiled):
+    """``kernel``, trying first ``compiled`` (same arguments, returns whether it ran: a loop of
+    ``sparse_compiled.py``, bit-identical to the numpy kernel)."""
+    if compiled is None:
+        return kernel
+
+    def kernel_or_compiled(*args, **static):
+        if not compiled(*args, **static):
+            kernel(*args, **static)
+
+    return kernel_or_compiled
+
+
+def rows_of(dense_op_type, compiled=None):
+    """A sparse kernel running the dense kernel of ``dense_op_type`` on the gathered rows (or
+    ``compiled``, the same update in place, where it runs)."""
     spec = KERNELS[dense_op_type]
 
     def kernel(*args, **static):
         n = len(spec.refs)
         arrays, (values, indices, *hyper) = args[:n], args[n:]
-        rows = [a[indices] for a in arrays]
+        rows = [np.take(a, indices, axis=0) for a in arrays]  # 3x faster than a[indices] here
         extra = {"scratch": [np.empty_like(values) for _ in range(spec.scratch)]} \
             if spec.scratch else {}
         spec.kernel(*rows, values, *hyper, **extra, **static)
         for a, r in zip(arrays, rows):
             a[indices] = r
 
-    return kernel, spec
+    return with_compiled(kernel, compiled), spec
 
 
 def register_sparse_update(op_type, kernel, refs, hyper=(), int_hyper=(), static=()):
@@ -96,9 +111,9 @@ def register_sparse_update(op_type, kernel, refs, hyper=(), int_hyper=(), static
     register(op_type, forward, infer, stateful=True, mutates=True)
 
 
-def register_sparse_rows(op_type, dense_op_type):
+def register_sparse_rows(op_type, dense_op_type, compiled=None):
     """``op_type``: the dense kernel of ``dense_op_type`` on the rows named (``rows_of``)."""
-    kernel, spec = rows_of(dense_op_type)
+    kernel, spec = rows_of(dense_op_type, compiled)
     register_sparse_update(op_type, kernel, spec.refs, spec.hyper, spec.int_hyper, spec.static)
 
 

@@ -7,7 +7,8 @@ import numpy as np
 from ..framework.graph import Tensor
 from ..ops.core import convert_to_tensor, identity
 from ..ops.initializers import constant_initializer, zeros_initializer
-from ..runtime.sparse_update_ops import register_sparse_rows, register_sparse_update
+from ..runtime import sparse_compiled
+from ..runtime.sparse_update_ops import register_sparse_rows, register_sparse_update, with_compiled
 from ..runtime.update_ops import register_update
 from .hyperparams import check_number
 from .optimizer import Optimizer, cast_to
@@ -48,7 +49,7 @@ def _sparse_apply_adagrad_decay(var, accum, decay_power, values, indices, lr, de
     flattened ``decay_power`` slot (which has the variable's shape), as DeepRec's does.
     """
     power = decay_power.reshape(-1)
-    acc = accum[indices]
+    acc = np.take(accum, indices, axis=0)
     due = global_step // decay_step > power[indices]
     if due.any():
         power[indices[due]] += 1
@@ -63,8 +64,9 @@ register_update("ApplyAdagradDecay", _apply_adagrad_decay,
                 refs=("var", "accum", "accum_decay_power"),
                 hyper=("lr", "decay_rate", "decay_baseline", "global_step", "decay_step"),
                 int_hyper=("global_step", "decay_step"))
-register_sparse_rows("SparseApplyAdagrad", "ApplyAdagrad")
-register_sparse_update("SparseApplyAdagradDecay", _sparse_apply_adagrad_decay,
+register_sparse_rows("SparseApplyAdagrad", "ApplyAdagrad", compiled=sparse_compiled.adagrad)
+register_sparse_update("SparseApplyAdagradDecay",
+                       with_compiled(_sparse_apply_adagrad_decay, sparse_compiled.adagrad_decay),
                        refs=("var", "accum", "accum_decay_power"),
                        hyper=("lr", "decay_rate", "decay_baseline", "global_step", "decay_step"),
                        int_hyper=("global_step", "decay_step"))

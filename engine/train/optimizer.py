@@ -50,11 +50,10 @@ from ..framework import dtypes as _dtypes
 from ..framework.graph import GraphKeys, Tensor, get_default_graph
 from ..framework.indexed_slices import IndexedSlices
 from ..framework.registry import get_op
-from ..ops.array import shape
 from ..ops.core import convert_to_tensor, group
 from ..ops.initializers import zeros_initializer
 from ..ops.math import cast
-from ..ops.sparse import unique, unsorted_segment_sum
+from ..ops.sparse import unique_row_sum
 from ..ops.variables import Variable, assign_add
 from ..runtime.sparse_update_ops import sparse_update
 from ..runtime.update_ops import as_gate, gated_assign, gated_assign_add, gated_assign_sub, update
@@ -82,11 +81,9 @@ def _tensor_str(t):
 
 
 def _deduplicate_indexed_slices(values, indices):
-    """TF's: (values summed per distinct index, the distinct indices in order of first use)."""
-    unique_indices, new_index_positions = unique(indices)
-    summed_values = unsorted_segment_sum(values, new_index_positions,
-                                         shape(unique_indices)[0])
-    return summed_values, unique_indices
+    """TF's: (values summed per distinct index, the distinct indices), as one op on one sort
+    (``unique_row_sum``; TF's unique + unsorted_segment_sum, its indices ascending)."""
+    return unique_row_sum(values, indices)
 
 
 def cast_to(t, dtype):
