@@ -222,7 +222,8 @@ def unique_row_sum(values, indices, name="UniqueRowSum"):
     order), the distinct indices ascending. What TF's ``_deduplicate_indexed_slices`` computes
     with ``unique`` and ``unsorted_segment_sum`` (its rows in order of first occurrence: the
     order does not change a sparse update, whose rows are distinct), on one sort; ascending
-    rows also read a large table in address order."""
+    rows also read a large table in address order. It has no gradient rule: optimizers apply
+    it to gradients, after differentiation."""
     return apply("UniqueRowSum", [convert_to_tensor(values),
                                   convert_to_tensor(indices, preferred_dtype=_dtypes.int32)],
                  name=name)

@@ -519,6 +519,8 @@ NON_DIFFERENTIABLE: dict[str, Callable] = {
     .make_initializable_iterator().get_next(),
     "MakeIterator": lambda x: tf.size(tf.tuple([x], control_inputs=[
         tf.data.Dataset.from_tensors(x).make_initializable_iterator().initializer])[0]),
+    # the optimizers' deduplication of a gradient, made after differentiation
+    "UniqueRowSum": lambda x: apply("UniqueRowSum", [x, tf.constant([1, 1])])[0],
 }
 
 # Differentiating these raises: the rnn op has no second-order derivatives (engine/ops/rnn.py),
