@@ -7,7 +7,7 @@ import numpy as np
 
 from ..framework.graph import get_default_graph
 from ..ops.core import convert_to_tensor, group, no_op
-from ..ops.sparse import gather
+from ..ops.sparse import gather, unique
 from ..runtime import compiled
 from ..runtime.sparse_update_ops import register_sparse_update, sparse_update
 from ..runtime.update_ops import BLOCK, register_update
@@ -228,6 +228,18 @@ class DecoupledWeightDecayExtension:
         with get_default_graph().control_dependencies(
                 [self._decay_weights_sparse_op(var, grad.indices)]):
             return super()._apply_sparse(grad, var)
+
+    def _apply_sparse_duplicate_indices(self, grad, var):
+        """A base that sums repeated rows (Optimizer's default) reaches ``_apply_sparse`` above,
+        which decays the rows named. A base that applies repeated rows itself
+        (GradientDescent's scatter_sub) never calls ``_apply_sparse``, so TF's extension left
+        its rows undecayed; here each row looked up decays once, then the base updates."""
+        base = super()._apply_sparse_duplicate_indices
+        if getattr(base, "__func__", None) is Optimizer._apply_sparse_duplicate_indices:
+            return base(grad, var)
+        with get_default_graph().control_dependencies(
+                [self._decay_weights_sparse_op(var, unique(grad.indices)[0])]):
+            return base(grad, var)
 
 
 def _var_names(var_list):

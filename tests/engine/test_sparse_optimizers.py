@@ -230,6 +230,32 @@ def test_adam_family_sparse_updates(make, lazy, wd):
     assert moved != lazy
 
 
+@pytest.mark.parametrize("base", ["sgd", "momentum"])
+def test_decoupled_weight_decay_decays_the_rows_looked_up_once(base):
+    """contrib's _decay_weights_sparse_op (var[i] += -weight_decay * var[i]) on each distinct
+    row named, before the base's sparse update: GradientDescent's subtracts every repeated
+    row, Momentum's sums them first."""
+    wd, lr, mu = 2.0 ** -5, 0.25, 0.875
+    var, accum = INIT.copy(), np.zeros_like(INIT)
+    for k in range(3):
+        ids, values = _dedup(IDS[k], VALUES[k])
+        var[ids] += -wd * var[ids]
+        if base == "sgd":
+            for i, g in zip(IDS[k], VALUES[k]):
+                var[i] -= lr * g
+        else:
+            for i, g in zip(ids, values):
+                accum[i] = accum[i] * mu + g
+                var[i] -= accum[i] * lr
+    make = {"sgd": lambda: tf.contrib.opt.extend_with_decoupled_weight_decay(
+                tf.train.GradientDescentOptimizer)(wd, learning_rate=lr),
+            "momentum": lambda: tf.contrib.opt.extend_with_decoupled_weight_decay(
+                tf.train.MomentumOptimizer)(wd, learning_rate=lr, momentum=mu)}[base]
+    got, _ = _run_sparse(make)
+    np.testing.assert_allclose(got, var, rtol=1e-13)
+    assert np.array_equal(got[[2, 3]], INIT[[2, 3]])  # never looked up: neither decayed nor moved
+
+
 def _train_lookup(make_opt, sparse, steps=3):
     """Train a lookup model with IndexedSlices gradients (sparse) or their dense sum."""
     with tf.Graph().as_default():
