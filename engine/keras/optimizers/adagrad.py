@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from ...framework.indexed_slices import IndexedSlices
 from ...ops.math import sqrt, square
+from ...ops.scatter_ops import scatter_add
+from ...ops.sparse import gather
 from ...train.hyperparams import check_number
 from .optimizer import Optimizer, cast_to
 
@@ -13,6 +16,8 @@ class Adagrad(Optimizer):
 
         accumulator += g**2
         var -= lr * g / sqrt(accumulator + epsilon)
+
+    With IndexedSlices (TF2 Keras' sparse branch) both on the rows named only.
     """
 
     def __init__(self, learning_rate=0.001, initial_accumulator_value=0.1, epsilon=1e-7,
@@ -30,5 +35,11 @@ class Adagrad(Optimizer):
         lr = cast_to(learning_rate, variable.dtype)
         gradient = cast_to(gradient, variable.dtype)
         accumulator = self.get_slot(variable, "accumulator")
+        if isinstance(gradient, IndexedSlices):
+            values, indices = gradient.values, gradient.indices
+            scatter_add(accumulator, indices, values * values)
+            denominator = sqrt(gather(accumulator, indices) + self.epsilon)
+            scatter_add(variable, indices, -lr * values / denominator)
+            return
         accumulator.assign_add(square(gradient))
         variable.assign_sub(lr * gradient / sqrt(accumulator + self.epsilon))

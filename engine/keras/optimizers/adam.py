@@ -3,7 +3,9 @@ size, epsilon outside the square root) and its decoupled weight decay form."""
 
 from __future__ import annotations
 
+from ...framework.indexed_slices import IndexedSlices
 from ...ops.math import maximum, pow_, sqrt, square
+from ...ops.scatter_ops import scatter_add
 from ...train.hyperparams import check_bool, check_number
 from .optimizer import Optimizer, cast_to
 
@@ -19,6 +21,9 @@ class Adam(Optimizer):
         var -= m * alpha / (sqrt(v) + epsilon)
 
     With ``amsgrad=True`` the slot ``velocity_hat`` keeps the running max of v, used in its place.
+    With IndexedSlices (TF2 Keras' sparse branch) m and v decay everywhere
+    (``m -= m * (1 - beta_1)``), the rows ``g * (1 - beta_1)`` and ``g**2 * (1 - beta_2)`` are
+    scatter-added, and var moves everywhere as in the dense step.
     """
 
     def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7,
@@ -45,8 +50,14 @@ class Adam(Optimizer):
         m = self.get_slot(variable, "momentum")
         v = self.get_slot(variable, "velocity")
         alpha = lr * sqrt(1 - beta_2_power) / (1 - beta_1_power)
-        m.assign_add((gradient - m) * (1 - self.beta_1))
-        v.assign_add((square(gradient) - v) * (1 - self.beta_2))
+        if isinstance(gradient, IndexedSlices):
+            m.assign_add(-m * (1 - self.beta_1))
+            scatter_add(m, gradient.indices, gradient.values * (1 - self.beta_1))
+            v.assign_add(-v * (1 - self.beta_2))
+            scatter_add(v, gradient.indices, square(gradient.values) * (1 - self.beta_2))
+        else:
+            m.assign_add((gradient - m) * (1 - self.beta_1))
+            v.assign_add((square(gradient) - v) * (1 - self.beta_2))
         if self.amsgrad:
             v_hat = self.get_slot(variable, "velocity_hat")
             v_hat.assign(maximum(v_hat, v))

@@ -7,9 +7,16 @@ One ``apply_gradients(zip(grads, vars))`` call is Keras 3's ``apply`` (with TF's
 3. clipped: ``clipnorm`` (each gradient by its own norm, ``tf.clip_by_norm``), else
    ``global_clipnorm`` (``tf.clip_by_global_norm`` over all of them), else ``clipvalue``
    (``tf.clip_by_value(g, -clipvalue, clipvalue)``); at most one of the three may be set;
+   an ``IndexedSlices`` gradient (a GradientTape's over ``tf.gather`` or an embedding lookup)
+   stays one, and its repeated indices are then summed (TF2's Keras optimizers'
+   ``_deduplicate_sparse_grad``);
 4. decoupled weight decay, if ``weight_decay`` is set: ``var -= var * weight_decay * lr`` (except
    variables passed to ``exclude_from_weight_decay``);
-5. ``update_step(grad, var, lr)`` for each pair: the subclass's formula;
+5. ``update_step(grad, var, lr)`` for each pair: the subclass's formula; for IndexedSlices,
+   the sparse branch of TF2's Keras optimizers (2.11+): slots decay as a whole where the dense
+   formula decays them (Adam's m and v, RMSprop's velocity), and the gradient's rows are added
+   with ``scatter_add`` to the rows named, so Adagrad, RMSprop without momentum and SGD without
+   momentum change only those rows of the variable;
 6. ``iterations += 1``.
 
 Everything runs eagerly through the public functions (so the registry's ops), and no tape records
@@ -28,9 +35,11 @@ import warnings
 from ...framework import dtypes as _dtypes
 from ...framework.eager import EAGER, eager_mode, is_eager, no_recording
 from ...framework.graph import Tensor
+from ...framework.indexed_slices import IndexedSlices, values_of, with_values
 from ...ops.clip_ops import clip_by_global_norm, clip_by_norm, clip_by_value
 from ...ops.core import convert_to_tensor, fill
 from ...ops.math import cast
+from ...ops.sparse import unique_row_sum
 from ...ops.variables import Variable
 from ...train.hyperparams import check_number
 
@@ -46,11 +55,29 @@ def _auto_name(cls):
 
 
 def cast_to(value, dtype):
-    """``ops.cast``: a tensor is cast; a Python number becomes a tensor of ``dtype`` directly
-    (0.9 as float64 is 0.9, not float32's 0.9 widened)."""
+    """``ops.cast``: a tensor is cast (an IndexedSlices' values); a Python number becomes a
+    tensor of ``dtype`` directly (0.9 as float64 is 0.9, not float32's 0.9 widened)."""
+    if isinstance(value, IndexedSlices):
+        return with_values(value, cast_to(value.values, dtype))
     if isinstance(value, Tensor):
         return cast(value, dtype)
     return convert_to_tensor(value, dtype=dtype)
+
+
+def _as_gradient(g, var):
+    """A gradient as a tensor of var's dtype where convertible; IndexedSlices stay sparse."""
+    if isinstance(g, IndexedSlices):
+        return g
+    return convert_to_tensor(g, preferred_dtype=var.dtype)
+
+
+def _deduplicate_sparse_grad(g):
+    """TF2 Keras': an IndexedSlices' rows summed per distinct index (``unique_row_sum``: the
+    same sums as its unique + unsorted_segment_sum, indices ascending)."""
+    if not isinstance(g, IndexedSlices):
+        return g
+    summed, indices = unique_row_sum(g.values, g.indices)
+    return IndexedSlices(summed, indices, g.dense_shape)
 
 
 def _var_key(var):
@@ -188,10 +215,11 @@ class Optimizer:
         with eager_mode(), no_recording():
             self.build(variables)
             grads, variables = self._filter_empty_gradients(grads, variables)
-            grads = [convert_to_tensor(g, preferred_dtype=v.dtype) for g, v in zip(grads, variables)]
+            grads = [_as_gradient(g, v) for g, v in zip(grads, variables)]
             if self.loss_scale_factor is not None:
-                grads = [g / self.loss_scale_factor for g in grads]
+                grads = [with_values(g, values_of(g) / self.loss_scale_factor) for g in grads]
             grads = self._clip_gradients(grads)
+            grads = [_deduplicate_sparse_grad(g) for g in grads]
             self._apply_weight_decay(variables)
             learning_rate = self.learning_rate
             for g, v in zip(grads, variables):

@@ -3,7 +3,10 @@ starting at zero: no TF1 ``rms = 1`` start)."""
 
 from __future__ import annotations
 
-from ...ops.math import sqrt, square
+from ...framework.indexed_slices import IndexedSlices
+from ...ops.math import rsqrt, sqrt, square
+from ...ops.scatter_ops import scatter_add
+from ...ops.sparse import gather
 from ...train.hyperparams import check_bool, check_number
 from .optimizer import Optimizer, cast_to
 
@@ -22,6 +25,11 @@ class RMSprop(Optimizer):
         increment = lr * g / sqrt(denominator)
         momentum = momentum * momentum_slot + increment; var -= momentum # momentum > 0
         var -= increment                                                 # otherwise
+
+    With IndexedSlices (TF2 Keras' sparse branch) velocity (and average_gradient) decay
+    everywhere and get the rows' terms scatter-added; the increment is computed for the rows
+    named and scatter-added to the momentum slot (which decays everywhere, and var moves by it)
+    or subtracted from those rows of var.
     """
 
     def __init__(self, learning_rate=0.001, rho=0.9, momentum=0.0, epsilon=1e-7, centered=False,
@@ -42,6 +50,9 @@ class RMSprop(Optimizer):
         gradient = cast_to(gradient, variable.dtype)
         rho = self.rho
         velocity = self.get_slot(variable, "velocity")
+        if isinstance(gradient, IndexedSlices):
+            self._sparse_update_step(gradient, variable, lr, velocity)
+            return
         velocity.assign(rho * velocity + (1 - rho) * square(gradient))
         if self.centered:
             average_grad = self.get_slot(variable, "average_gradient")
@@ -56,3 +67,22 @@ class RMSprop(Optimizer):
             variable.assign_sub(momentum)
         else:
             variable.assign_sub(increment)
+
+    def _sparse_update_step(self, gradient, variable, lr, velocity):
+        rho, values, indices = self.rho, gradient.values, gradient.indices
+        velocity.assign(rho * velocity)
+        scatter_add(velocity, indices, square(values) * (1 - rho))
+        denominator = gather(velocity, indices)
+        if self.centered:
+            average_grad = self.get_slot(variable, "average_gradient")
+            average_grad.assign(rho * average_grad)
+            scatter_add(average_grad, indices, values * (1 - rho))
+            denominator = denominator - square(gather(average_grad, indices))
+        increment = lr * values * rsqrt(denominator + self.epsilon)
+        if self.momentum > 0:
+            momentum = self.get_slot(variable, "momentum")
+            momentum.assign(self.momentum * momentum)
+            scatter_add(momentum, indices, increment)
+            variable.assign_add(-momentum)
+        else:
+            scatter_add(variable, indices, -increment)

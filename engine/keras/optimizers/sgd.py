@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from ...framework.indexed_slices import IndexedSlices
+from ...ops.scatter_ops import scatter_add
 from ...train.hyperparams import check_bool, check_number
 from .optimizer import Optimizer, cast_to
 
@@ -15,6 +17,10 @@ class SGD(Optimizer):
         m = momentum * m - lr * g
         var += m                                  # plain
         var += momentum * m - lr * g              # nesterov (with the new m)
+
+    With IndexedSlices (TF2 Keras' sparse branch): the rows ``-lr * g`` are scatter-added to
+    var (no momentum), or m decays everywhere and gets them scatter-added, and var moves by
+    m (Nesterov: the rows, then ``momentum * m``).
     """
 
     def __init__(self, learning_rate=0.01, momentum=0.0, nesterov=False, weight_decay=None,
@@ -30,6 +36,9 @@ class SGD(Optimizer):
     def update_step(self, gradient, variable, learning_rate):
         lr = cast_to(learning_rate, variable.dtype)
         gradient = cast_to(gradient, variable.dtype)
+        if isinstance(gradient, IndexedSlices):
+            self._sparse_update_step(gradient, variable, lr)
+            return
         if self.momentum == 0:
             variable.assign_sub(gradient * lr)
             return
@@ -38,5 +47,20 @@ class SGD(Optimizer):
         m.assign(m * momentum - gradient * lr)
         if self.nesterov:
             variable.assign_add(m * momentum - gradient * lr)
+        else:
+            variable.assign_add(m)
+
+    def _sparse_update_step(self, gradient, variable, lr):
+        rows, indices = -gradient.values * lr, gradient.indices
+        if self.momentum == 0:
+            scatter_add(variable, indices, rows)
+            return
+        m = self.get_slot(variable, "momentum")
+        momentum = cast_to(self.momentum, variable.dtype)
+        m.assign(m * momentum)
+        scatter_add(m, indices, rows)
+        if self.nesterov:
+            scatter_add(variable, indices, rows)
+            variable.assign_add(m * momentum)
         else:
             variable.assign_add(m)
