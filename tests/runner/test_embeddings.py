@@ -27,14 +27,14 @@ GROUPS = {"all": {"select": {"collection": "trainable_variables"},
                                 "accumulator_decay_step": 20}}}
 
 
-def _experiment(tmp_path, data, **extra):
-    """A --config-dir holding experiment 'emb' with MODEL, GROUPS and ``data``."""
+def _experiment(tmp_path, data, model=MODEL, **extra):
+    """A --config-dir holding experiment 'emb' with ``model`` (MODEL), GROUPS and ``data``."""
     folder = tmp_path / "configs" / "experiment"
     folder.mkdir(parents=True, exist_ok=True)
     text = "# @package _global_\n" + yaml.safe_dump({
         "defaults": [{"override /model": None}, {"override /data": None},
                      {"override /groups": None}],
-        "model": MODEL, "data": data, "groups": GROUPS, **extra}, sort_keys=False)
+        "model": model, "data": data, "groups": GROUPS, **extra}, sort_keys=False)
     (folder / "emb.yaml").write_text(text)
     return tmp_path / "configs"
 
@@ -42,9 +42,9 @@ def _experiment(tmp_path, data, **extra):
 GENERATED = {"source": "bag_of_words", "n": 2048, "vocab": ROWS, "length": 5, "batch_size": 64}
 
 
-def _run(tmp_path, data, *overrides, out="run"):
+def _run(tmp_path, data, *overrides, out="run", model=MODEL):
     cfg = compose_config("+experiment=emb", *overrides,
-                         config_dir=_experiment(tmp_path, data))
+                         config_dir=_experiment(tmp_path / out, data, model))
     assert run_config(cfg, tmp_path / out) == 0
     return read_metrics(tmp_path / out)
 
@@ -108,3 +108,33 @@ def test_gradcheck_checks_the_rows_a_sparse_gradient_names(tmp_path):
     embedding = next(v for v in report["variables"] if v["variable"] == "E")
     assert report["passed"] and embedding["checked"] == 32
     assert embedding["engine"] != 0  # an entry of a row looked up, not one of the zeros
+
+
+@pytest.mark.parametrize("strategy", ["mod", "div"])
+def test_a_table_split_over_variables_trains_as_the_whole_table(tmp_path, strategy):
+    """embedding_lookup([E0, E1, E2], x, partition_strategy=...) on TF's split of a 20-row table
+    ('mod': id i in part i % 3 at row i // 3; 'div': rows 0-6, 7-13, 14-19): the losses and
+    gradient norms of the whole table's run, each part updated by its own sparse gradient."""
+    rows, parts = 20, 3
+    table = np.round(np.random.default_rng(4).normal(0, 0.5, (rows, 4)), 3)
+    if strategy == "mod":
+        split = [table[p::parts] for p in range(parts)]
+    else:
+        split = np.split(table, [7, 14])
+    head = {"shape": [4, 1], "init": {"name": "normal", "stddev": 0.1}}
+    whole = {**MODEL, "variables": {"E": {"init": table.tolist()}, "W": head}}
+    split_model = {**MODEL, "graph": {
+        **MODEL["graph"],
+        "bag": f"mean(embedding_lookup([E0, E1, E2], x, partition_strategy='{strategy}'), "
+               "axis=1)"},
+        "variables": {**{f"E{p}": {"init": part.tolist()} for p, part in enumerate(split)},
+                      "W": head}}
+    data = {**GENERATED, "vocab": rows}
+    steps = ["train.steps=30", "train.log_every=10"]
+    expected = _run(tmp_path, data, *steps, out="whole", model=whole)
+    got = _run(tmp_path, data, *steps, out="split", model=split_model)
+    assert [r["step"] for r in got] == [10, 20, 30]
+    for a, b in zip(got, expected):
+        for key in ("loss", "all/grad_norm"):
+            np.testing.assert_allclose(a[key], b[key], rtol=1e-5)
+    assert got[-1]["loss"] < got[0]["loss"]
