@@ -24,7 +24,8 @@ import numpy as np
 from .workloads import Unavailable, _jax, _optax, _torch
 
 EXPERIMENTS = ("clip_adam", "two_optimizers", "clip_norm", "clip_value", "adagrad_decay",
-               "linear_regression", "stop_gradient", "minimize", "digits_cnn", "digits_batchnorm")
+               "linear_regression", "stop_gradient", "minimize", "digits_cnn", "digits_batchnorm",
+               "embedding_adagrad_decay")
 FRAMEWORKS = ("gradpipe", "torch", "jax")
 
 
@@ -125,6 +126,10 @@ MODELS = {
     "adagrad_decay": _linear,
     "linear_regression": _linear,
     "minimize": lambda ns, p, b: p["w"] * p["x"],
+    # torch only: nn.Embedding(sparse=True)'s lookup, whose gradient is a sparse tensor
+    "embedding_adagrad_decay": lambda ns, p, b: ((ns.nn.functional.embedding(
+        b["x"].long(), p["word_embedding"], sparse=True).mean(1) @ p["W"] + p["b"] - b["y"])
+        ** 2).mean(),
 }
 STOP_GRADIENT_DATA = {"t1": [1.0, 2.0], "t2": [3.0, 4.0], "g1": [1.0, 2.0], "g2": [3.0, 4.0]}
 
@@ -145,6 +150,9 @@ GROUPS = {
     "minimize": {"w_only": (["w"], ("sgd", 0.1), ("norm", 5.0))},
     "digits_cnn": {"all": (_ALL, ("adam", 2e-3), None)},
     "digits_batchnorm": {"all": (_ALL, ("adam", 1e-2), None)},
+    "embedding_adagrad_decay": {
+        "embedding": (["word_embedding"], ("sparse_adagrad_decay", 0.5, 0.1, 100, 0.9, 0.1), None),
+        "head": (["W", "b"], ("adagrad_decay", 0.05, 0.1, 100, 0.9, 0.1), None)},
 }
 BATCH_NORM = {"momentum": 0.9, "epsilon": 1e-3}  # the batch_norm op's epsilon default
 
@@ -173,6 +181,8 @@ def _torch_optimizer(torch, params, spec):
         return torch.optim.SGD(params, lr=spec[1])
     if kind == "adagrad_decay":
         return _TorchAdagradDecay(torch, params, *spec[1:])
+    if kind == "sparse_adagrad_decay":
+        return _TorchSparseAdagradDecay(torch, params, *spec[1:])
     raise ValueError(kind)
 
 
@@ -194,6 +204,30 @@ class _TorchAdagradDecay:
                 acc.mul_(self.rate).clamp_(min=self.baseline)
             acc.addcmul_(p.grad, p.grad)
             p.sub_(self.lr * p.grad / acc.sqrt())
+
+
+class _TorchSparseAdagradDecay(_TorchAdagradDecay):
+    """DeepRec's SparseApplyAdagradDecay by hand on a sparse gradient: its rows summed per id
+    (``coalesce``), then for each row looked up, its own decay count: if step // decay_step
+    exceeds it, the row's accumulator decays (max(accum * rate, baseline)); then Adagrad on
+    the row. Rows not looked up are not touched."""
+
+    def __init__(self, torch, params, *args):
+        super().__init__(torch, params, *args)
+        self.powers = [torch.zeros(p.shape[0], dtype=torch.int64) for p in params]
+
+    def step(self):
+        self.step_count += 1
+        for p, acc, power in zip(self.params, self.accums, self.powers):
+            grad = p.grad.coalesce()
+            rows, values = grad.indices()[0], grad.values()
+            due = self.step_count // self.decay_step > power[rows]
+            power[rows[due]] += 1
+            a = acc[rows]
+            a[due] = (a[due] * self.rate).clamp_(min=self.baseline)
+            a.addcmul_(values, values)
+            acc[rows] = a
+            p.index_add_(0, rows, -(self.lr * values) / a.sqrt())
 
 
 def _torch_pipeline(torch, params, spec):
@@ -455,5 +489,8 @@ def make(framework, experiment):
     if framework == "torch":
         return _torch_step(experiment)
     if framework == "jax":
+        if experiment == "embedding_adagrad_decay":
+            raise Unavailable("JAX has no sparse gradients: its dense table update would be "
+                              "another algorithm")
         return _jax_step(experiment)
     raise Unavailable(framework)

@@ -103,13 +103,14 @@ def _print_rows(label, results, steps_per_s=False):
     """One line per framework: its median (or why it is missing), its ratio to gradpipe (and
     the steps per second it means)."""
     base = results.get("gradpipe")
+    label = f"{label:<22}" if len(label) < 22 else label + " "
     for fw, value in results.items():
         if isinstance(value, str):
-            print(f"{label:<22}{fw:<16}{value}")
+            print(f"{label}{fw:<16}{value}")
             continue
         ratio = f"{value / base:10.2f}x" if isinstance(base, float) else ""
         rate = f"{1 / value:12.0f} steps/s" if steps_per_s else ""
-        print(f"{label:<22}{fw:<16}{_fmt(value):>12}{ratio:>14}{rate}")
+        print(f"{label}{fw:<16}{_fmt(value):>12}{ratio:>14}{rate}")
     sys.stdout.flush()
 
 

@@ -29,3 +29,35 @@ def test_hand_written_loops_take_the_runners_steps(experiment, framework):
                                        err_msg=f"{experiment} {framework} {name}")
     finally:
         experiments._runner.cache_clear()
+
+
+def test_sparse_adagrad_decay_by_hand_takes_the_runners_steps(monkeypatch):
+    """embedding_adagrad_decay: torch's sparse embedding gradient and the hand-written
+    SparseApplyAdagradDecay take the runner's steps on the runner's batches, past the first
+    decay of the accumulators (step 100)."""
+    pytest.importorskip("torch")
+    queue = []
+
+    class RunnersBatches:
+        def __init__(self, arrays, size):
+            pass
+
+        def next(self):
+            return queue.pop(0)
+
+    monkeypatch.setattr(experiments, "_Batches", RunnersBatches)
+    experiments._runner.cache_clear()
+    try:
+        trainer, init, _ = experiments._runner("embedding_adagrad_decay")
+        step = experiments.make("torch", "embedding_adagrad_decay")
+        for _ in range(105):
+            batch, _ = trainer.run_step(full=False)
+            queue.append(batch)
+            step()
+        want = trainer.session.run(trainer.model.variables)
+        got = step.values()
+        for name, value in got.items():
+            assert not np.array_equal(value, init[name])
+            np.testing.assert_allclose(value, want[name], rtol=1e-4, atol=1e-6, err_msg=name)
+    finally:
+        experiments._runner.cache_clear()
