@@ -451,6 +451,57 @@ def _jax_step(experiment):
     return step
 
 
+def _jax_embedding_step():
+    """embedding_adagrad_decay in JAX, which has no sparse gradients: the gradient with respect
+    to the looked-up rows, summed per distinct id (``jnp.unique`` padded to a static size, then
+    ``segment_sum``), and DeepRec's SparseApplyAdagradDecay on those rows with ``.at[]``
+    (padding dropped), in one jit with the table and its state donated (updated in place); the
+    head by the dense AdagradDecay of the other experiments."""
+    jax, jnp = _jax()
+    optax = _optax()
+    init, batches = _data("embedding_adagrad_decay")
+    spec = GROUPS["embedding_adagrad_decay"]
+    _, (_, lr, initial, decay_step, rate, baseline), _ = spec["embedding"]
+    head, head_opt, _ = spec["head"]
+    head_tx = _optax_adagrad_decay(optax, jnp, *head_opt[1:])
+    table_rows = init["word_embedding"].shape[0]
+
+    def loss(rows, p, b):
+        return ((rows.mean(1) @ p["W"] + p["b"] - b["y"]) ** 2).mean()
+
+    @functools.partial(jax.jit, donate_argnums=(0,))
+    def update(state, b):
+        table, acc, power, p, head_state, t = state
+        ids = b["x"].reshape(-1)
+        rows_grad, head_grad = jax.grad(loss, argnums=(0, 1))(table[b["x"]], p, b)
+        unique, inverse = jnp.unique(ids, return_inverse=True, size=ids.size,
+                                     fill_value=table_rows)
+        g = jax.ops.segment_sum(rows_grad.reshape(ids.size, -1), inverse.reshape(-1),
+                                num_segments=ids.size)
+        t = t + 1
+        due = t // decay_step > power[unique]
+        a = acc[unique]
+        a = jnp.where(due[:, None], jnp.maximum(a * rate, baseline), a) + g * g
+        acc = acc.at[unique].set(a, mode="drop")
+        power = power.at[unique].add(due.astype(power.dtype), mode="drop")
+        table = table.at[unique].add(-(lr * g) / jnp.sqrt(a), mode="drop")
+        updates, head_state = head_tx.update(head_grad, head_state, p)
+        return table, acc, power, optax.apply_updates(p, updates), head_state, t
+
+    head_params = {k: jnp.asarray(init[k]) for k in head}
+    table = jnp.asarray(init["word_embedding"])
+    state = {"s": (table, jnp.full_like(table, initial), jnp.zeros(table_rows, jnp.int32),
+                   head_params, head_tx.init(head_params), jnp.zeros([], jnp.int32))}
+
+    def step():
+        state["s"] = update(state["s"], batches.next())
+        jax.block_until_ready(state["s"][0])
+
+    step.values = lambda: {"word_embedding": np.asarray(state["s"][0]),
+                           **{k: np.asarray(v) for k, v in state["s"][3].items()}}
+    return step
+
+
 def _jax_digits(jax, optax, experiment, jnp, p, b):
     """The digits models in jax.lax: NHWC and HWIO as declared; training mode (dropout with a
     key per step; batch statistics, the moving averages returned as new values)."""
@@ -490,7 +541,6 @@ def make(framework, experiment):
         return _torch_step(experiment)
     if framework == "jax":
         if experiment == "embedding_adagrad_decay":
-            raise Unavailable("JAX has no sparse gradients: its dense table update would be "
-                              "another algorithm")
+            return _jax_embedding_step()
         return _jax_step(experiment)
     raise Unavailable(framework)

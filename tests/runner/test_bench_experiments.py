@@ -31,11 +31,12 @@ def test_hand_written_loops_take_the_runners_steps(experiment, framework):
         experiments._runner.cache_clear()
 
 
-def test_sparse_adagrad_decay_by_hand_takes_the_runners_steps(monkeypatch):
-    """embedding_adagrad_decay: torch's sparse embedding gradient and the hand-written
-    SparseApplyAdagradDecay take the runner's steps on the runner's batches, past the first
-    decay of the accumulators (step 100)."""
-    pytest.importorskip("torch")
+@pytest.mark.parametrize("framework", ["torch", "jax"])
+def test_sparse_adagrad_decay_by_hand_takes_the_runners_steps(monkeypatch, framework):
+    """embedding_adagrad_decay: torch's sparse embedding gradient (JAX: the looked-up rows'
+    gradient, summed per id) and SparseApplyAdagradDecay by hand take the runner's steps on
+    the runner's batches, past the first decay of the accumulators (step 100)."""
+    pytest.importorskip(framework)
     queue = []
 
     class RunnersBatches:
@@ -49,7 +50,7 @@ def test_sparse_adagrad_decay_by_hand_takes_the_runners_steps(monkeypatch):
     experiments._runner.cache_clear()
     try:
         trainer, init, _ = experiments._runner("embedding_adagrad_decay")
-        step = experiments.make("torch", "embedding_adagrad_decay")
+        step = experiments.make(framework, "embedding_adagrad_decay")
         for _ in range(105):
             batch, _ = trainer.run_step(full=False)
             queue.append(batch)
