@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import engine.v2 as tf
+import engine as tf
 from engine.framework import indexed_slices
 
 ROWS, COLS = 6, 3
@@ -16,6 +16,12 @@ _rng = np.random.default_rng(11)
 VALUES = [_rng.uniform(-1, 1, (len(i), COLS)) for i in IDS]
 INIT = _rng.uniform(-1, 1, (ROWS, COLS))
 LR = 0.25
+
+
+@pytest.fixture(autouse=True)
+def eager():
+    with tf.eager_mode():  # not engine.v2, whose import turns eager on for the whole process
+        yield
 
 
 def _dedup(ids, values):
