@@ -221,6 +221,7 @@ from .ops.sparse import (  # noqa: F401
     sparse_segment_mean,
     sparse_segment_sqrt_n,
     sparse_segment_sum,
+    sparse_to_dense,
     unique,
     unsorted_segment_sum,
 )

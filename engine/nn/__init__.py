@@ -1,6 +1,13 @@
 """``tf.nn``: activations, losses, convolution and pooling, and the RNN cells with
 ``dynamic_rnn``."""
 
+from ..ops.candidate_sampling import (  # noqa: F401
+    all_candidate_sampler,
+    compute_accidental_hits,
+    fixed_unigram_candidate_sampler,
+    log_uniform_candidate_sampler,
+    uniform_candidate_sampler,
+)
 from ..ops.conv import (  # noqa: F401
     conv1d,
     conv2d,
@@ -41,5 +48,6 @@ from .recurrent import (  # noqa: F401
     static_bidirectional_rnn,
     static_rnn,
 )
+from .sampled_losses import nce_loss, sampled_softmax_loss  # noqa: F401
 
 max_pool2d, avg_pool2d = max_pool, avg_pool

@@ -21,13 +21,14 @@ import numpy as np
 
 from ..framework import dtypes as _dtypes
 from ..framework import indexed_slices as _slices
-from ..framework.errors import ShapeError
+from ..framework.errors import InvalidArgumentError, ShapeError
 from ..framework.graph import TensorShape
 from ..framework.indexed_slices import IndexedSlices, static_value
-from ..framework.registry import apply, export, register
+from ..framework.registry import apply, export, register, static_sizes
 from .array import concat, reshape, reshape_like, strided_slice
 from .core import constant, convert_to_tensor
 from .math import cast, range_
+from .reduce import reduce_sum
 
 # -- helpers -------------------------------------------------------------------------------
 
@@ -469,3 +470,75 @@ def densify(x):
     if isinstance(x, IndexedSlices):
         return indexed_slices_to_tensor(x)
     return x
+
+
+# -- sparse_to_dense -----------------------------------------------------------------------
+
+
+def _point_index(indices, rank):
+    """TF's sparse_indices (a scalar, [N] for a 1-D output, or [N, rank]) as numpy's index."""
+    indices = np.asarray(indices, dtype=np.int64)
+    if indices.ndim < 2:
+        indices = indices.reshape(-1, 1)
+    if indices.shape[1] != rank:
+        raise InvalidArgumentError(f"sparse_indices of {indices.shape[1]} columns for an output "
+                                   f"of rank {rank}")
+    return tuple(indices.T)
+
+
+def _sparse_to_dense_forward(indices, output_shape, values, default_value, validate_indices):
+    shape = tuple(int(d) for d in np.ravel(output_shape))
+    point = _point_index(indices, len(shape))
+    for axis, (ids, n) in enumerate(zip(point, shape)):
+        _check_ids(ids, n, f"sparse_indices[:, {axis}]")
+    if validate_indices and point[0].size > 1:
+        flat = np.ravel_multi_index(point, shape)
+        if np.any(flat[1:] <= flat[:-1]):
+            raise InvalidArgumentError("sparse_indices are not in lexicographic order or repeat "
+                                       "an index (validate_indices=False accepts them)")
+    out = np.full(shape, default_value, dtype=values.dtype)
+    out[point] = values
+    return out
+
+
+def _sparse_to_dense_infer(inputs, validate_indices):
+    indices, output_shape, values, default = inputs
+    _int_input(indices, "sparse_indices", "SparseToDense")
+    if values.dtype != default.dtype:
+        raise TypeError(f"SparseToDense: sparse_values ({values.dtype.name}) and default_value "
+                        f"({default.dtype.name}) must have one dtype")
+    return [(values.dtype, static_sizes(output_shape))]
+
+
+def _sparse_to_dense_grad(op, g):
+    """TF's _SparseToDenseGrad: the values get the gradient at their indices, the default value
+    the rest of it."""
+    indices, _, values, _ = op.inputs
+    values_grad = apply("GatherPoints", [g, indices, values], name="GatherPoints")
+    return [None, None, values_grad, reduce_sum(g) - reduce_sum(values_grad)]
+
+
+register("SparseToDense", _sparse_to_dense_forward, _sparse_to_dense_infer,
+         grad=_sparse_to_dense_grad)
+
+
+def _gather_points_forward(g, indices, values):
+    picked = g[_point_index(indices, g.ndim)]
+    return picked if values.ndim else picked.sum(dtype=g.dtype)
+
+
+register("GatherPoints", _gather_points_forward,
+         lambda inputs: [(inputs[0].dtype, inputs[2].shape)])
+
+
+@export("sparse_to_dense")
+def sparse_to_dense(sparse_indices, output_shape, sparse_values, default_value=0,
+                    validate_indices=True, name="SparseToDense"):
+    """A dense tensor of ``output_shape`` holding ``sparse_values`` (one per index, or a scalar
+    for all) at ``sparse_indices`` and ``default_value`` elsewhere."""
+    values = convert_to_tensor(sparse_values)
+    return apply("SparseToDense", [
+        convert_to_tensor(sparse_indices, preferred_dtype=_dtypes.int32),
+        convert_to_tensor(output_shape, preferred_dtype=_dtypes.int32), values,
+        convert_to_tensor(default_value, dtype=values.dtype)], name=name,
+        validate_indices=bool(validate_indices))

@@ -275,6 +275,12 @@ case("UnsortedSegmentSum", "repeated-and-dropped",
      lambda x: tf.unsorted_segment_sum(x, [2, 0, -1, 2], 4), anything(4, 2))
 case("UnsortedSegmentSum", "matrix-ids", lambda x: tf.unsorted_segment_sum(x, [[1, 0], [1, 1]], 3),
      anything(2, 2, 3))
+case("SparseToDense", "values-and-default",
+     lambda v, d: tf.sparse_to_dense([[0, 1], [2, 0]], [3, 2], v, tf.reshape(d, [])),
+     anything(2), anything(1))
+case("SparseToDense", "scalar-value-1d",
+     lambda v, d: tf.sparse_to_dense([1, 3], [4], tf.reshape(v, []), tf.reshape(d, [])),
+     anything(1), anything(1))
 case("GatherDropNegatives", "dropped",
      lambda x: apply("GatherDropNegatives", [x, tf.constant([1, -1, 1, 0])]), anything(3, 2))
 case("DynamicPartition", "three-parts",
@@ -521,6 +527,10 @@ NON_DIFFERENTIABLE: dict[str, Callable] = {
         tf.data.Dataset.from_tensors(x).make_initializable_iterator().initializer])[0]),
     # the optimizers' deduplication of a gradient, made after differentiation
     "UniqueRowSum": lambda x: apply("UniqueRowSum", [x, tf.constant([1, 1])])[0],
+    "CandidateSampler": lambda x: tf.nn.uniform_candidate_sampler([[1]], 1, 2, True, 5)[2],
+    "ComputeAccidentalHits": lambda x: tf.nn.compute_accidental_hits([[1]], [1, 2], 1)[2],
+    "GatherPoints": lambda x: apply("GatherPoints", [x, tf.constant([[0, 1]]),
+                                                     tf.constant([1.0], tf.float64)]),
 }
 
 # Differentiating these raises: the rnn op has no second-order derivatives (engine/ops/rnn.py),

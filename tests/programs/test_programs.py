@@ -66,3 +66,67 @@ def test_save_restore_summaries_program(tmp_path):
     got = scalars_in(read_records(events))
     assert [(s, t) for s, t, _ in got] == [(i, "loss") for i in range(1, 31)]
     np.testing.assert_allclose([v for *_, v in got], losses, rtol=1e-5, atol=1e-7)
+
+
+def _unigram_tries(counts, p, num_sampled):
+    """The draws a unique sampler made, from the expected counts it gave: p * num_sampled when
+    no draw repeated, else 1 - (1 - p)^tries (TF's ExpectedCountHelper)."""
+    if np.allclose(counts, p * num_sampled, rtol=1e-6):
+        return num_sampled
+    tries = np.log1p(-counts) / np.log1p(-p)
+    assert np.allclose(tries, np.round(tries[0]), rtol=1e-4) and tries[0] > num_sampled
+    return int(np.round(tries[0]))
+
+
+def test_word2vec_nce_program_matches_numpy():
+    """Skip-gram with nce_loss and a fixed-unigram sampler: every step's loss against numpy's
+    NCE (sigmoid cross-entropy of the logits minus log Q) with the printed sampled ids, the
+    SGD updates of the looked-up rows, and words of one topic nearest after training."""
+    from tests.programs.synthetic_text import TOPIC, VOCAB, batches, corpus
+    steps = 300
+    lines = run("word2vec_nce.py", f"--steps={steps}")
+    data = corpus()
+    unigram = np.bincount(data, minlength=VOCAB) ** 0.75
+    unigram = unigram / unigram.sum()
+    rng = np.random.RandomState(2)
+    emb = rng.uniform(-1.0, 1.0, (VOCAB, 8)).astype(np.float32).astype(np.float64)
+    w = (rng.randn(VOCAB, 8) / np.sqrt(8)).astype(np.float32).astype(np.float64)
+    b = np.zeros(VOCAB)
+    feed = batches(data, 16)
+    for step in range(steps):
+        fields = lines[step].split()
+        sampled = np.array([int(v) for v in fields[5].split(",")])
+        counts = np.array([float(v) for v in fields[7].split(",")])
+        assert len(set(sampled)) == 6 and fields[:2] == ["step", str(step)]
+        tries = _unigram_tries(counts, unigram[sampled], 6)
+        inputs, labels = next(feed)
+        labels = labels[:, 0]
+        q_true, q_sampled = (p * 6 if tries == 6 else -np.expm1(tries * np.log1p(-p))
+                             for p in (unigram[labels], unigram[sampled]))
+        x = emb[inputs]
+        z = np.concatenate([(x * w[labels]).sum(1, keepdims=True) + b[labels, None]
+                            - np.log(q_true)[:, None],
+                            x @ w[sampled].T + b[sampled] - np.log(q_sampled)], 1)
+        y = np.zeros_like(z)
+        y[:, 0] = 1
+        loss = np.mean((np.maximum(z, 0) - z * y + np.log1p(np.exp(-np.abs(z)))).sum(1))
+        np.testing.assert_allclose(float(fields[3]), loss, rtol=2e-4)
+        dz = (1 / (1 + np.exp(-z)) - y) / len(z)  # d mean(loss) / d logits
+        gx = dz[:, :1] * w[labels] + dz[:, 1:] @ w[sampled]
+        gw = np.zeros_like(w)
+        np.add.at(gw, labels, dz[:, :1] * x)
+        np.add.at(gw, sampled, dz[:, 1:].T @ x)
+        gb = np.zeros_like(b)
+        np.add.at(gb, labels, dz[:, 0])
+        np.add.at(gb, sampled, dz[:, 1:].sum(0))
+        np.add.at(emb, inputs, -1.0 * gx)
+        w -= gw
+        b -= gb
+    normalized = emb / np.linalg.norm(emb, axis=1, keepdims=True)
+    for word, line in zip([0, 1, 8, 9], lines[steps:]):
+        fields = line.split()
+        assert fields[:2] == ["nearest", str(word)]
+        sims = np.array([float(v) for v in fields[3:]])
+        np.testing.assert_allclose(sims, normalized[word] @ normalized.T, atol=2e-3)
+        nearest = [int(v) for v in fields[2].split(",")]
+        assert all(n // TOPIC == word // TOPIC for n in nearest)  # the topic was learned
