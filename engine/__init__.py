@@ -254,7 +254,7 @@ from .runtime.session_options import (  # noqa: F401
     RunMetadata,
     RunOptions,
 )
-from .summary import Summary  # noqa: F401
+from .summary import SessionLog, Summary  # noqa: F401
 
 to_float = cast
 arg_max, arg_min = argmax, argmin  # TF 1.x's deprecated names (``dimension`` as the axis)

@@ -76,11 +76,25 @@ def image(height, width, colorspace, png: bytes) -> bytes:
             + bytes_field(4, png))
 
 
-def event(wall_time, step=0, file_version=None, graph_def=None, summary_bytes=None) -> bytes:
+def event(wall_time, step=0, file_version=None, graph_def=None, summary_bytes=None,
+          session_log=None, tagged_run_metadata=None, meta_graph_def=None) -> bytes:
     """An ``Event``: wall_time (1), step (2), and one of file_version (3), graph_def (4),
-    summary (5)."""
+    summary (5), session_log (7), tagged_run_metadata (8), meta_graph_def (9)."""
     return double_field(1, wall_time) + varint_field(2, step) + _present(
-        (3, file_version, bytes_field), (4, graph_def, bytes_field), (5, summary_bytes, bytes_field))
+        (3, file_version, bytes_field), (4, graph_def, bytes_field), (5, summary_bytes, bytes_field),
+        (7, session_log, bytes_field), (8, tagged_run_metadata, bytes_field),
+        (9, meta_graph_def, bytes_field))
+
+
+def session_log(status, checkpoint_path="", msg="") -> bytes:
+    """A ``SessionLog``: status (1, the enum), checkpoint_path (2), msg (3)."""
+    return (varint_field(1, status) + (bytes_field(2, checkpoint_path) if checkpoint_path else b"")
+            + (bytes_field(3, msg) if msg else b""))
+
+
+def tagged_run_metadata(tag, run_metadata: bytes) -> bytes:
+    """A ``TaggedRunMetadata``: tag (1) and the serialized ``RunMetadata`` (2)."""
+    return bytes_field(1, tag) + bytes_field(2, run_metadata)
 
 
 def graph_def(ops) -> bytes:

@@ -15,6 +15,7 @@ state with ``tf.nn.dropout``.
 
 from __future__ import annotations
 
+import hashlib
 from collections import namedtuple
 
 import numpy as np
@@ -24,8 +25,8 @@ from ..framework.graph import Tensor
 from ..ops.array import concat, expand_dims, shape, split, stack
 from ..ops.core import convert_to_tensor, fill, zeros
 from ..ops.dropout import nn_dropout
-from ..ops.initializers import constant_initializer, zeros_initializer
-from ..ops.math import cast, equal, less, matmul, range_, sigmoid, tanh
+from ..ops.initializers import constant_initializer, random_uniform, zeros_initializer
+from ..ops.math import cast, equal, floor, less, matmul, range_, sigmoid, tanh
 from ..ops.reduce import reduce_sum
 from ..ops.rnn import rnn_states
 from ..ops.variables import get_variable, variable_scope
@@ -337,16 +338,55 @@ def _is_one(keep_prob):
     return not isinstance(keep_prob, Tensor) and float(keep_prob) == 1.0
 
 
+def _default_dropout_state_filter_visitor(substate):
+    """TF's default: an LSTM's memory ``c`` is never dropped, its output ``h`` and any other
+    state are."""
+    if isinstance(substate, LSTMStateTuple):
+        return LSTMStateTuple(c=False, h=True)
+    return True
+
+
+def _state_filter(visitor, state):
+    """The structure of bools (True: drop out) ``visitor`` gives ``state``, leaf by leaf; a
+    visitor's single bool for a tuple holds for all its parts."""
+    if isinstance(state, tuple | list) and not isinstance(state, LSTMStateTuple):
+        parts = [_state_filter(visitor, s) for s in state]
+        return type(state)(*parts) if hasattr(state, "_fields") else type(state)(parts)
+    keep = visitor(state)
+    if isinstance(state, LSTMStateTuple) and isinstance(keep, bool):
+        return LSTMStateTuple(keep, keep)
+    return keep
+
+
+def _enumerated_map(fn, structure):
+    """``fn(i, leaf)`` over the leaves of a structure of sizes (ints, tuples, LSTMStateTuples),
+    numbered in order, keeping the structure (TF's _enumerated_map_structure_up_to)."""
+    counter = iter(range(1 << 30))
+
+    def build(s):
+        if isinstance(s, tuple | list):
+            parts = [build(p) for p in s]
+            return type(s)(*parts) if hasattr(s, "_fields") else type(s)(parts)
+        return fn(next(counter), s)
+
+    return build(structure)
+
+
 class DropoutWrapper(RNNCell):
     """``cell`` with dropout on its inputs, outputs and (each step) its state, applied only
     where a keep probability is not the constant 1.0 (so ``keep_prob`` may be a placeholder
-    fed 1.0 for evaluation). A fresh mask every step (``variational_recurrent=False``)."""
+    fed 1.0 for evaluation). The state filter (``dropout_state_filter_visitor``) by default
+    keeps an LSTM's memory ``c`` undropped, as TF's.
+
+    ``variational_recurrent=False``: a fresh ``tf.nn.dropout`` mask every step.
+    ``variational_recurrent=True`` (Gal & Ghahramani; TF's): one uniform noise tensor [1, size]
+    per input, state and output part, drawn once per ``session.run`` and used at every step and
+    for every batch entry: ``value / keep_prob * floor(keep_prob + noise)``. It needs ``dtype``,
+    and ``input_size`` when the inputs are dropped."""
 
     def __init__(self, cell, input_keep_prob=1.0, output_keep_prob=1.0, state_keep_prob=1.0,
                  variational_recurrent=False, input_size=None, dtype=None, seed=None,
                  dropout_state_filter_visitor=None):
-        if variational_recurrent:
-            raise NotImplementedError("DropoutWrapper: variational_recurrent is not supported")
         for name, p in (("input", input_keep_prob), ("output", output_keep_prob),
                         ("state", state_keep_prob)):
             if not isinstance(p, Tensor) and not 0.0 < float(p) <= 1.0:
@@ -354,6 +394,29 @@ class DropoutWrapper(RNNCell):
         self._cell = cell
         self._keep = (input_keep_prob, output_keep_prob, state_keep_prob)
         self._seed = seed
+        self._state_filter = dropout_state_filter_visitor or _default_dropout_state_filter_visitor
+        self._variational = bool(variational_recurrent)
+        self._noise = [None, None, None]
+        if self._variational:
+            if dtype is None:
+                raise ValueError("When variational_recurrent=True, dtype must be provided")
+            if not _is_one(input_keep_prob) and input_size is None:
+                raise ValueError("When variational_recurrent=True and input_keep_prob < 1.0 or "
+                                 "is unknown, input_size must be provided")
+            sizes = (input_size, cell.output_size, cell.state_size)
+            for which, salt in enumerate(("input", "output", "state")):
+                if sizes[which] is not None:
+                    self._noise[which] = _enumerated_map(
+                        lambda i, n, salt=salt: random_uniform(
+                            [1, int(n)], seed=self._gen_seed(salt, i), dtype=dtype),
+                        sizes[which])
+
+    def _gen_seed(self, salt_prefix, index):
+        """TF's per-part seed: an md5 of the wrapper's seed, the part's kind and number."""
+        if self._seed is None:
+            return None
+        text = f"{self._seed}{salt_prefix}_{index}"
+        return int(hashlib.md5(text.encode()).hexdigest()[:8], 16) & 0x7FFFFFFF
 
     @property
     def state_size(self):
@@ -369,14 +432,25 @@ class DropoutWrapper(RNNCell):
 
     variables = trainable_variables
 
-    def _drop(self, x, which):
+    def _drop(self, values, which, drop=None):
+        """Dropout of the structure ``values`` (``which``: 0 inputs, 1 outputs, 2 state) where
+        ``drop`` (a structure of bools) says so."""
         keep = self._keep[which]
-        return x if _is_one(keep) else nn_dropout(x, keep_prob=keep, seed=self._seed)
+        if _is_one(keep):
+            return values
+        salt = ("input", "output", "state")[which]
+        drop = _state_filter(lambda _: True, values) if drop is None else drop
+        if not self._variational:
+            count = iter(range(1 << 30))
+            return map_state(lambda v, d: nn_dropout(v, keep_prob=keep, seed=self._gen_seed(
+                salt, next(count))) if d else v, values, drop)
+        return map_state(lambda v, d, n: v / keep * floor(keep + n) if d else v,
+                         values, drop, self._noise[which])
 
     def __call__(self, inputs, state, scope=None):
         output, new_state = self._cell(self._drop(inputs, 0), state)
         if not _is_one(self._keep[2]):
-            new_state = map_state(lambda s: self._drop(s, 2), new_state)
+            new_state = self._drop(new_state, 2, _state_filter(self._state_filter, new_state))
         return self._drop(output, 1), new_state
 
     def can_unroll(self):

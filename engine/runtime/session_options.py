@@ -88,3 +88,7 @@ class RunOptions(_Message):
 class RunMetadata(_Message):
     _FIELDS = {"step_stats": None, "cost_graph": None, "partition_graphs": list,
                "function_graphs": list}
+
+    def SerializeToString(self):  # noqa: N802 (protobuf's name)
+        """The wire form of an empty message (what a session run fills here is nothing)."""
+        return b""

@@ -17,9 +17,10 @@ from ..framework.graph import GraphKeys, get_default_graph
 from ..framework.registry import apply
 from ..ops.core import convert_to_tensor
 from ..ops.summary_ops import scalar_summary
-from .writer import FileWriter
+from .writer import FileWriter, SessionLog
 
-__all__ = ["FileWriter", "Summary", "histogram", "image", "merge", "merge_all", "scalar"]
+__all__ = ["FileWriter", "SessionLog", "Summary", "histogram", "image", "merge", "merge_all",
+           "scalar"]
 
 
 def _tag(name):

@@ -3,8 +3,11 @@ the files TensorBoard reads (TFRecord framing of ``Event`` protobufs, see ``reco
 engine/framework/protos.py).
 
 Every event is written and flushed as it is added (a crash loses none); ``flush_secs`` and
-``max_queue`` are accepted for TF's signature. ``add_run_metadata`` and ``add_session_log``
-are accepted and write nothing: the engine records no step statistics.
+``max_queue`` are accepted for TF's signature. ``add_session_log`` writes TF's ``SessionLog``
+event (TensorBoard drops the events of later steps than a ``START``'s, as after a restart);
+``add_run_metadata`` writes TF's ``TaggedRunMetadata`` event, whose ``RunMetadata`` is empty
+here (the engine records no step statistics or device placement), so TensorBoard lists the
+tag with nothing to show.
 """
 
 from __future__ import annotations
@@ -15,7 +18,19 @@ import time
 
 from ..framework import protos
 from ..framework.graph import Graph
+from ..runtime.session_options import _Message
 from .records import frame
+
+
+class SessionLog(_Message):
+    """``tf.SessionLog``: a session's START, STOP or CHECKPOINT (with its path), for
+    ``FileWriter.add_session_log``."""
+
+    STATUS_UNSPECIFIED, START, STOP, CHECKPOINT = 0, 1, 2, 3
+    _FIELDS = {"status": 0, "checkpoint_path": "", "msg": ""}
+
+    def SerializeToString(self):  # noqa: N802 (protobuf's name)
+        return protos.session_log(self.status, self.checkpoint_path, self.msg)
 
 
 def _serialized(summary):
@@ -37,6 +52,7 @@ class FileWriter:
         name = f"events.out.tfevents.{int(time.time()):010d}.{socket.gethostname()}"
         self._path = os.path.join(self._logdir, name + (filename_suffix or ""))
         self._file = None
+        self._run_tags = set()
         self.reopen()
         self._write(protos.event(time.time(), file_version="brain.Event:2"))
         if graph is not None or graph_def is not None:
@@ -65,10 +81,21 @@ class FileWriter:
                                  graph_def=protos.graph_def(graph.get_operations())))
 
     def add_run_metadata(self, run_metadata, tag, global_step=None):
-        pass
+        """Write ``run_metadata`` (a RunMetadata) under ``tag``, once per tag as in TF."""
+        if tag in self._run_tags:
+            raise ValueError("The provided tag was already used for this event type")
+        self._run_tags.add(tag)
+        self._write(protos.event(time.time(), step=int(global_step or 0),
+                                 tagged_run_metadata=protos.tagged_run_metadata(
+                                     tag, run_metadata.SerializeToString())))
 
     def add_session_log(self, session_log, global_step=None):
-        pass
+        """Write a ``tf.SessionLog`` (START, STOP or CHECKPOINT) event."""
+        if not isinstance(session_log, SessionLog):
+            raise TypeError(f"add_session_log takes a tf.SessionLog, got "
+                            f"{type(session_log).__name__}")
+        self._write(protos.event(time.time(), step=int(global_step or 0),
+                                 session_log=session_log.SerializeToString()))
 
     def flush(self):
         if self._file is not None:

@@ -80,3 +80,54 @@ def test_reverse_sequence_reverses_each_prefix():
     np.testing.assert_array_equal(got[0], [7, 6, 5, 4, 3, 2, 1, 8])
     np.testing.assert_array_equal(got[1], [10, 9, 11, 12, 13, 14, 15, 16])
     np.testing.assert_array_equal(got[4], x[4])
+
+
+def _sigmoid(v):
+    return 1 / (1 + np.exp(-v))
+
+
+def test_variational_dropout_wrapper_uses_one_mask_per_run_and_keeps_lstm_memory():
+    """TF's variational_recurrent: noise [1, size] per input, output and state part drawn
+    once per run; value / keep * floor(keep + noise) at every step for every batch entry; the
+    default state filter leaves an LSTM's c undropped. Replayed in numpy with the run's noise."""
+    rng = np.random.RandomState(0)
+    batch, steps, depth, units, keep = 3, 4, 2, 3, 0.6
+    x = tf.constant(rng.randn(batch, steps, depth))
+    lstm = tf.nn.rnn_cell.BasicLSTMCell(units)
+    cell = tf.nn.rnn_cell.DropoutWrapper(lstm, input_keep_prob=keep, output_keep_prob=keep,
+                                         state_keep_prob=keep, variational_recurrent=True,
+                                         input_size=depth, dtype=tf.float64, seed=5)
+    outputs, final = tf.nn.dynamic_rnn(cell, x, dtype=tf.float64)
+    noise = cell._noise
+    assert [n.shape.as_list() for n in (noise[0], noise[1], noise[2].c, noise[2].h)] == \
+        [[1, depth], [1, units], [1, units], [1, units]]
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        got, (c_got, h_got), (n_in, n_out, n_state), xv, kernel, bias = sess.run(
+            [outputs, final, noise, x, *lstm.variables])
+        again = sess.run(noise[1])
+    assert not np.array_equal(again, n_out)  # a new draw per run
+    mask = [np.floor(keep + n) / keep for n in (n_in, n_out, n_state.h)]
+    c, h = np.zeros((batch, units)), np.zeros((batch, units))
+    want = []
+    for t in range(steps):
+        z = np.concatenate([xv[:, t] * mask[0], h], 1) @ kernel + bias
+        i, j, f, o = np.split(z, 4, axis=1)
+        c = c * _sigmoid(f + 1.0) + _sigmoid(i) * np.tanh(j)
+        out = np.tanh(c) * _sigmoid(o)
+        h = out * mask[2]  # the state's h is dropped, its c is not
+        want.append(out * mask[1])
+    np.testing.assert_allclose(got, np.stack(want, 1), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(c_got, c, rtol=1e-10)
+    np.testing.assert_allclose(h_got, h, rtol=1e-10, atol=1e-12)
+    dropped = mask[1][0] == 0
+    np.testing.assert_array_equal(got[:, :, dropped], 0.0)  # the same columns at every step
+
+
+def test_variational_dropout_wrapper_needs_dtype_and_input_size():
+    cell = tf.nn.rnn_cell.BasicRNNCell(2)
+    with pytest.raises(ValueError, match="dtype must be provided"):
+        tf.nn.rnn_cell.DropoutWrapper(cell, output_keep_prob=0.5, variational_recurrent=True)
+    with pytest.raises(ValueError, match="input_size must be provided"):
+        tf.nn.rnn_cell.DropoutWrapper(cell, input_keep_prob=0.5, variational_recurrent=True,
+                                      dtype=tf.float32)

@@ -202,3 +202,35 @@ def test_metrics_mean_with_weights():
     with tf.Session() as sess:
         sess.run(tf.local_variables_initializer())
         assert sess.run(update) == pytest.approx((1.0 + 9.0) / 4.0)
+
+
+def test_moving_average_of_tensors_starts_at_zero_and_zero_debias_weights_the_seen_values():
+    """Tensors' shadows start at zero; with zero_debias the shadow after t updates is TF's
+    biased / (1 - decay^t) = sum_i (1 - d) d^(t-i) x_i / (1 - d^t): a constant input is
+    tracked exactly from the first update. Variables are not debiased (TF: tensors only)."""
+    x = tf.placeholder(tf.float32, [2])
+    w = tf.Variable([4.0, 4.0], name="w")
+    debiased = tf.train.ExponentialMovingAverage(0.8, zero_debias=True, name="deb")
+    plain = tf.train.ExponentialMovingAverage(0.8)
+    stat = x * 2.0
+    updates = tf.group(debiased.apply([stat, w]), plain.apply([stat]))
+    names = {v.op.name for v in tf.global_variables()}
+    assert {"mul/deb", "mul/deb/biased", "mul/deb/local_step", "w/deb",
+            "mul/ExponentialMovingAverage"} <= names
+    assert tf.get_collection(tf.GraphKeys.MOVING_AVERAGE_VARIABLES) == [w]
+    seen = []
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        for value in ([1.0, 2.0], [1.0, 2.0], [3.0, -1.0]):
+            sess.run(updates, {x: value})
+            seen.append(2 * np.array(value))
+            t = len(seen)
+            weights = np.array([0.2 * 0.8 ** (t - 1 - i) for i in range(t)])
+            want = weights @ np.array(seen)
+            np.testing.assert_allclose(sess.run(plain.average(stat)), want, rtol=1e-6)
+            np.testing.assert_allclose(sess.run(debiased.average(stat)), want / (1 - 0.8 ** t),
+                                       rtol=1e-6)
+            if t < 3:
+                np.testing.assert_allclose(sess.run(debiased.average(stat)), 2 * np.array(value),
+                                           rtol=1e-6)
+            np.testing.assert_allclose(sess.run(debiased.average(w)), [4.0, 4.0])

@@ -207,3 +207,38 @@ def test_tags_follow_scopes_and_are_unique(tmp_path):
     assert tf.summary.merge_all(key="nothing") is None
     with pytest.raises(TypeError, match="add_summary"):
         tf.summary.FileWriter(str(tmp_path)).add_summary(3.0)
+
+
+def _session_events(tmp_path):
+    with tf.summary.FileWriter(str(tmp_path)) as writer:
+        writer.add_session_log(tf.SessionLog(status=tf.SessionLog.START), 0)
+        writer.add_summary(tf.Summary(value=[tf.Summary.Value(tag="x", simple_value=1.0)]), 5)
+        writer.add_run_metadata(tf.RunMetadata(), "step5", 5)
+        with pytest.raises(ValueError, match="already used"):
+            writer.add_run_metadata(tf.RunMetadata(), "step5", 6)
+        writer.add_session_log(tf.SessionLog(status=tf.SessionLog.CHECKPOINT,
+                                             checkpoint_path="/tmp/model.ckpt-5"), 5)
+        with pytest.raises(TypeError, match="tf.SessionLog"):
+            writer.add_session_log("start")
+    (path,) = tmp_path.glob("events.out.tfevents.*")
+    return path
+
+
+def test_session_log_and_run_metadata_events(tmp_path):
+    """TF's Event fields: session_log (7: status 1, checkpoint_path 2) and
+    tagged_run_metadata (8: tag 1, an empty RunMetadata 2), at their steps."""
+    events = [dict(decode(r)) for r in read_records(_session_events(tmp_path))]
+    assert decode(events[1][7]) == [(1, 1)] and 2 not in events[1]  # START at step 0
+    assert events[3][2] == 5 and decode(events[3][8]) == [(1, b"step5"), (2, b"")]
+    assert decode(events[4][7]) == [(1, 3), (2, b"/tmp/model.ckpt-5")]
+
+
+def test_session_log_and_run_metadata_read_by_tensorboard(tmp_path):
+    accumulator = pytest.importorskip(
+        "tensorboard.backend.event_processing.event_accumulator")
+    _session_events(tmp_path)
+    ea = accumulator.EventAccumulator(str(tmp_path))
+    ea.Reload()
+    assert ea.Tags()["run_metadata"] == ["step5"]
+    assert ea.RunMetadata("step5") == type(ea.RunMetadata("step5"))()  # empty
+    assert [e.value for e in ea.Scalars("x")] == [1.0]
