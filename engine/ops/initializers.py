@@ -16,40 +16,6 @@ from ..framework.registry import apply, register, static_sizes
 from .core import _filled, constant, convert_to_tensor
 
 
-def _random_forward(state, op, *shape_value):
-    a = op.attrs
-    shape = tuple(int(d) for d in shape_value[0]) if shape_value else a["shape"]
-    return np.asarray(a["sampler"](state.rng_for(op), shape), dtype=a["dtype"].np)
-
-
-def _random_infer(inputs, sampler, shape, dtype, seed):
-    return [(dtype, TensorShape(shape))]
-
-
-register("RandomInit", _random_forward, _random_infer, stateful=True)
-
-
-def random_op(sampler, shape, dtype=_dtypes.float32, seed=None, name="random"):
-    """A stateful op drawing ``sampler(rng, shape)`` each time it runs; ``shape`` is a list of
-    ints, or a 1-D int tensor (such as ``tf.shape(x)``) read when the op runs."""
-    dtype = _dtypes.as_dtype(dtype)
-    if hasattr(shape, "_as_graph_element"):
-        shape = shape._as_graph_element()
-    if isinstance(shape, Tensor):
-        if not shape.dtype.is_integer or shape.shape.ndims not in (None, 1):
-            raise TypeError(f"shape must be a 1-D integer tensor, got {shape!r}")
-        return apply("RandomInit", [shape], name=name, sampler=sampler,
-                     shape=static_sizes(shape).dims, dtype=dtype, seed=seed)
-    shape = tuple(int(d) for d in shape)
-    return apply("RandomInit", [], name=name, sampler=sampler, shape=shape, dtype=dtype,
-                 seed=seed)
-
-
-def set_random_seed(seed):
-    """The graph-level seed: with it, every random op without its own seed is deterministic."""
-    get_default_graph().seed = seed
-
-
 def _truncated(rng, shape, mean, stddev):
     """Normal samples re-drawn until within two standard deviations (TF's truncated_normal)."""
     out = rng.standard_normal(shape)
@@ -58,6 +24,63 @@ def _truncated(rng, shape, mean, stddev):
         out[bad] = rng.standard_normal(int(bad.sum()))
         bad = np.abs(out) > 2
     return out * stddev + mean
+
+
+def _orthogonal(rng, shape, rows, cols, gain):
+    """A (semi-)orthogonal [rows, cols] matrix: QR of a normal sample, signs fixed by R."""
+    a = rng.standard_normal((max(rows, cols), min(rows, cols)))
+    q, r = np.linalg.qr(a)
+    q = q * np.sign(np.diag(r))
+    if rows < cols:
+        q = q.T
+    return (gain * q).reshape(shape)
+
+
+#: distribution name -> sampler(rng, shape, *params): a random op's attributes are plain data
+#: (the distribution's name and parameters), so a graph of them can be written to a file
+DISTRIBUTIONS = {
+    "normal": lambda rng, s, mean, stddev: rng.normal(mean, stddev, s),
+    "truncated_normal": _truncated,
+    "uniform": lambda rng, s, lo, hi: rng.uniform(lo, hi, s),
+    "uniform_int": lambda rng, s, lo, hi: rng.integers(lo, hi, s),
+    "orthogonal": _orthogonal,
+}
+
+
+def _random_forward(state, op, *shape_value):
+    a = op.attrs
+    shape = tuple(int(d) for d in shape_value[0]) if shape_value else a["shape"]
+    sample = DISTRIBUTIONS[a["distribution"]](state.rng_for(op), shape, *a["params"])
+    return np.asarray(sample, dtype=a["dtype"].np)
+
+
+def _random_infer(inputs, distribution, params, shape, dtype, seed):
+    return [(dtype, TensorShape(shape))]
+
+
+register("RandomInit", _random_forward, _random_infer, stateful=True,
+         attrs_doc={"distribution": f"one of {sorted(DISTRIBUTIONS)}",
+                    "params": "the distribution's parameters, in its sampler's order"})
+
+
+def random_op(distribution, params, shape, dtype=_dtypes.float32, seed=None, name="random"):
+    """A stateful op drawing from ``DISTRIBUTIONS[distribution]`` with ``params`` each time it
+    runs; ``shape`` is a list of ints, or a 1-D int tensor (such as ``tf.shape(x)``) read when
+    the op runs."""
+    dtype = _dtypes.as_dtype(dtype)
+    attrs = {"distribution": distribution, "params": tuple(params), "dtype": dtype, "seed": seed}
+    if hasattr(shape, "_as_graph_element"):
+        shape = shape._as_graph_element()
+    if isinstance(shape, Tensor):
+        if not shape.dtype.is_integer or shape.shape.ndims not in (None, 1):
+            raise TypeError(f"shape must be a 1-D integer tensor, got {shape!r}")
+        return apply("RandomInit", [shape], name=name, shape=static_sizes(shape).dims, **attrs)
+    return apply("RandomInit", [], name=name, shape=tuple(int(d) for d in shape), **attrs)
+
+
+def set_random_seed(seed):
+    """The graph-level seed: with it, every random op without its own seed is deterministic."""
+    get_default_graph().seed = seed
 
 
 def _is_tensor(*values):
@@ -76,14 +99,14 @@ def random_normal(shape, mean=0.0, stddev=1.0, dtype=_dtypes.float32, seed=None,
     """Normal samples; ``mean`` and ``stddev`` may be tensors (then scaling a unit normal)."""
     if _is_tensor(mean, stddev):
         return _scaled(random_normal(shape, 0.0, 1.0, dtype, seed, name), stddev, mean, dtype)
-    return random_op(lambda rng, s: rng.normal(mean, stddev, s), shape, dtype, seed, name)
+    return random_op("normal", (mean, stddev), shape, dtype, seed, name)
 
 
 def truncated_normal(shape, mean=0.0, stddev=1.0, dtype=_dtypes.float32, seed=None,
                      name="truncated_normal"):
     if _is_tensor(mean, stddev):
         return _scaled(truncated_normal(shape, 0.0, 1.0, dtype, seed, name), stddev, mean, dtype)
-    return random_op(lambda rng, s: _truncated(rng, s, mean, stddev), shape, dtype, seed, name)
+    return random_op("truncated_normal", (mean, stddev), shape, dtype, seed, name)
 
 
 def random_uniform(shape, minval=0, maxval=None, dtype=_dtypes.float32, seed=None,
@@ -96,12 +119,12 @@ def random_uniform(shape, minval=0, maxval=None, dtype=_dtypes.float32, seed=Non
     if dtype.is_integer:
         if _is_tensor(minval, maxval):
             raise TypeError("random_uniform: integer bounds must be numbers, not tensors")
-        return random_op(lambda rng, s: rng.integers(minval, maxval, s), shape, dtype, seed, name)
+        return random_op("uniform_int", (minval, maxval), shape, dtype, seed, name)
     if _is_tensor(minval, maxval):
         unit = random_uniform(shape, 0.0, 1.0, dtype, seed, name)
         minval = convert_to_tensor(minval, dtype=dtype)
         return _scaled(unit, convert_to_tensor(maxval, dtype=dtype) - minval, minval, dtype)
-    return random_op(lambda rng, s: rng.uniform(minval, maxval, s), shape, dtype, seed, name)
+    return random_op("uniform", (minval, maxval), shape, dtype, seed, name)
 
 
 # -- initializers --------------------------------------------------------------------------
@@ -212,17 +235,8 @@ class Orthogonal(Initializer):
         if len(shape) < 2:
             raise ValueError(f"the orthogonal initializer needs a shape of rank >= 2, got {shape}")
         rows, cols = math.prod(shape[:-1]), shape[-1]
-        gain = self.gain
-
-        def sample(rng, s):
-            a = rng.standard_normal((max(rows, cols), min(rows, cols)))
-            q, r = np.linalg.qr(a)
-            q = q * np.sign(np.diag(r))
-            if rows < cols:
-                q = q.T
-            return (gain * q).reshape(s)
-
-        return random_op(sample, shape, dtype or self.dtype, self.seed, "orthogonal")
+        return random_op("orthogonal", (rows, cols, self.gain), shape, dtype or self.dtype,
+                         self.seed, "orthogonal")
 
 
 def glorot_uniform_initializer(seed=None, dtype=_dtypes.float32):

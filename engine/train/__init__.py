@@ -37,7 +37,13 @@ from .gradient_descent import GradientDescentOptimizer, MomentumOptimizer
 from .moving_averages import ExponentialMovingAverage
 from .optimizer import Optimizer
 from .rmsprop import RMSPropOptimizer
-from .saver import Saver, import_meta_graph, list_variables, load_variable
+from .saver import (
+    Saver,
+    export_meta_graph,
+    import_meta_graph,
+    list_variables,
+    load_variable,
+)
 from .schedules import (
     SCHEDULES,
     cosine_decay,

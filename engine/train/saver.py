@@ -10,8 +10,8 @@ checkpoint paths keeps working:
   unless the Saver was given a dict), ``crc32`` is zlib's CRC-32 of the C-ordered array bytes.
 - ``model.ckpt-100.data-00000-of-00001``: a numpy ``.npz`` archive (no pickles) of the arrays,
   keyed by NAME.
-- ``model.ckpt-100.meta``: JSON describing the saved variables (name, dtype, shape,
-  trainable); not TF's MetaGraphDef: the engine rebuilds graphs from code, not from files.
+- ``model.ckpt-100.meta``: the graph and the saved variables, JSON (``meta_graph.py``; not
+  TF's MetaGraphDef), which ``import_meta_graph`` rebuilds.
 
 and the directory's ``checkpoint`` state file (see ``checkpoint_management.py``). The data file
 is written before the index, each through a temporary file and a rename, so an interrupted save
@@ -35,6 +35,7 @@ import numpy as np
 from ..framework import dtypes as _dtypes
 from ..framework.errors import DataLossError, InvalidArgumentError, NotFoundError
 from ..framework.graph import GraphKeys, Tensor, TensorShape, get_default_graph
+from . import meta_graph as _meta_graph
 from .checkpoint_management import (
     checkpoint_exists,
     latest_checkpoint,
@@ -209,12 +210,9 @@ class Saver:
         values = sess.run([self._names[n] for n in names])
         write_checkpoint(save_path, {n: np.asarray(v) for n, v in zip(names, values)})
         if write_meta_graph:
-            meta = {"format": "gradpipe-meta", "version": VERSION, "variables": [
-                {"name": n, "dtype": self._names[n].dtype.name,
-                 "shape": self._names[n].shape.dims and list(self._names[n].shape.dims),
-                 "trainable": bool(getattr(self._names[n], "trainable", False))}
-                for n in names]}
-            write_atomically(f"{save_path}.{meta_graph_suffix}", json.dumps(meta).encode())
+            graph = next(iter(self._names.values())).graph if self._names else sess.graph
+            _meta_graph.write_meta_graph(f"{save_path}.{meta_graph_suffix}",
+                                         _meta_graph.meta_graph_record(graph, self._names))
         if write_state:
             self._record(save_path, meta_graph_suffix)
             update_checkpoint_state(save_dir or ".", save_path, self.last_checkpoints,
@@ -262,10 +260,35 @@ class Saver:
             sess._load_variable(var, arrays[name])
 
 
+def export_meta_graph(filename=None, meta_info_def=None, graph_def=None, saver_def=None,
+                      collection_list=None, as_text=False, graph=None, export_scope=None,
+                      clear_devices=False, clear_extraneous_savers=False,
+                      strip_default_attrs=False, save_debug_info=False, **kwargs):
+    """Write the graph (default: the default graph) with a saver of its global variables to
+    ``filename`` when given (format: ``meta_graph.py``); return the meta graph as a dict.
+    ``collection_list`` limits the collections written."""
+    graph = graph or get_default_graph()
+    variables = graph.get_collection(GraphKeys.GLOBAL_VARIABLES)
+    meta = _meta_graph.meta_graph_record(
+        graph, _names_to_variables(variables) if variables else {})
+    if collection_list is not None and "graph" in meta:
+        keep = set(collection_list)
+        meta["graph"]["collections"] = {k: v for k, v in meta["graph"]["collections"].items()
+                                        if k in keep}
+    if filename:
+        _meta_graph.write_meta_graph(filename, meta)
+    return meta
+
+
 def import_meta_graph(meta_graph_or_file, clear_devices=False, import_scope=None, **kwargs):
-    """Not available: the engine does not rebuild a graph from a file. Build the same graph in
-    code, then ``tf.train.Saver().restore(sess, prefix)``."""
-    raise NotImplementedError(
-        f"import_meta_graph({meta_graph_or_file!r}): the engine rebuilds graphs from code, not "
-        "from .meta files; build the model again and restore its variables with "
-        "tf.train.Saver().restore(sess, checkpoint_prefix)")
+    """Rebuild the graph of a ``.meta`` file that ``Saver.save`` or ``export_meta_graph`` wrote
+    (or the dict ``export_meta_graph`` returned) in the default graph, with its variables and
+    collections; return a ``Saver`` of the saved variables (None if there were none), for
+    ``saver.restore(sess, prefix)``."""
+    if isinstance(meta_graph_or_file, dict):
+        var_list = _meta_graph.import_graph(meta_graph_or_file, import_scope)
+    else:
+        where = os.fspath(meta_graph_or_file)
+        var_list = _meta_graph.import_graph(_meta_graph.read_meta_graph(where), import_scope,
+                                            where)
+    return Saver(var_list) if var_list else None
