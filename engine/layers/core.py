@@ -39,9 +39,12 @@ class Dense(Layer):
         rank = inputs.shape.ndims
         if rank == 2:
             out = matmul(inputs, self.kernel)
-        else:  # matmul over the last axis of any rank (at most one unknown leading size)
+        elif rank is not None and inputs.shape.dims[:-1].count(None) <= 1:
+            # one GEMM over the last axis: rows flattened, then the leading shape back
             flat = matmul(reshape(inputs, [-1, self.kernel.shape[0]]), self.kernel)
             out = reshape(flat, [*inputs.shape.dims[:-1], self.units])
+        else:  # several unknown leading sizes ([batch, time, depth] of a dynamic_rnn)
+            out = matmul(inputs, self.kernel)  # the kernel broadcast over the leading axes
         if self.bias is not None:
             out = out + self.bias
         return self.activation(out) if self.activation is not None else out

@@ -51,6 +51,23 @@ def test_dense_on_a_rank_three_input_acts_on_the_last_axis():
     np.testing.assert_allclose(out, x @ k, rtol=1e-12)
 
 
+def test_dense_on_a_batch_and_time_of_unknown_size():
+    """[None, None, depth] (a dynamic_rnn's outputs): the kernel acts on the last axis and its
+    gradient sums over batch and time."""
+    x = rng.normal(size=(2, 3, 4))
+    with tf.Graph().as_default():
+        inputs = tf.placeholder(tf.float64, [None, None, 4])
+        y = tf.layers.dense(inputs, 5)
+        assert y.shape.as_list() == [None, None, 5]
+        kernel, bias = tf.trainable_variables()
+        grad, = tf.gradients(tf.reduce_sum(y * y), [kernel])
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            out, k, b, g = sess.run([y, kernel, bias, grad], {inputs: x})
+    np.testing.assert_allclose(out, x @ k + b, rtol=1e-12)
+    np.testing.assert_allclose(g, np.einsum("bti,bto->io", x, 2 * out), rtol=1e-12)
+
+
 def test_conv_and_pooling_layers_shapes_and_names():
     with tf.Graph().as_default():
         x = tf.placeholder(tf.float32, [None, 28, 28, 1])
