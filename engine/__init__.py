@@ -130,6 +130,7 @@ from .ops.initializers import (  # noqa: F401
     variance_scaling_initializer,
     zeros_initializer,
 )
+from .ops.logging_ops import Print  # noqa: F401
 from .ops.math import (  # noqa: F401
     abs_ as abs,  # noqa: A001
 )
@@ -244,6 +245,7 @@ from .ops.variables import (  # noqa: F401
     variable_scope,
     variables_initializer,
 )
+from .platform import gfile  # noqa: F401
 from .platform import tf_logging as logging  # noqa: F401
 from .runtime.session import InteractiveSession, Session, get_default_session  # noqa: F401
 from .runtime.session_options import (  # noqa: F401
@@ -257,6 +259,7 @@ from .runtime.session_options import (  # noqa: F401
 from .summary import SessionLog, Summary  # noqa: F401
 
 to_float = cast
+flags = app.flags  # tf.flags (TF 1.5+), the same module as tf.app.flags
 arg_max, arg_min = argmax, argmin  # TF 1.x's deprecated names (``dimension`` as the axis)
 
 #: The TF API level the engine follows (what a program checking ``tf.__version__`` learns): the

@@ -23,6 +23,10 @@ class NotFoundError(OpError):
     """Something named does not exist."""
 
 
+class AlreadyExistsError(OpError):
+    """Something to be made exists already (a file a copy would overwrite)."""
+
+
 class OutOfRangeError(OpError):
     """An iteration went past its end."""
 

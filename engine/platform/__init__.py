@@ -1,1 +1,2 @@
-"""What TF keeps under ``platform``: ``tf_logging`` (``tf.logging``)."""
+"""What TF keeps under ``platform``: ``tf_logging`` (``tf.logging``) and ``gfile``
+(``tf.gfile``)."""

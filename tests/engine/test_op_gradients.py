@@ -275,6 +275,8 @@ case("UnsortedSegmentSum", "repeated-and-dropped",
      lambda x: tf.unsorted_segment_sum(x, [2, 0, -1, 2], 4), anything(4, 2))
 case("UnsortedSegmentSum", "matrix-ids", lambda x: tf.unsorted_segment_sum(x, [[1, 0], [1, 1]], 3),
      anything(2, 2, 3))
+case("Print", "passes-its-input", lambda x, d: tf.Print(x, [d], "x"), anything(2, 3), anything(2),
+     wrt=(0,))
 case("SparseToDense", "values-and-default",
      lambda v, d: tf.sparse_to_dense([[0, 1], [2, 0]], [3, 2], v, tf.reshape(d, [])),
      anything(2), anything(1))

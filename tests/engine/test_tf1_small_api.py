@@ -1,6 +1,6 @@
 """Small pieces of the TF1 API that tutorial programs reach first: ``__version__``,
-``device``, the session option messages, ``range``, string constants, ``arg_max``/``arg_min``
-and ``var_list`` given as a dict or a dict view.
+``device``, the session option messages, ``range``, string constants, ``arg_max``/``arg_min``,
+``var_list`` given as a dict or a dict view, ``tf.Print``, ``tf.flags`` and ``tf.gfile``.
 
 Expected values are TF's, checked with tensorflow.compat.v1 (TF 2.21) on the same calls.
 """
@@ -126,3 +126,63 @@ def test_var_list_may_be_a_dict_or_a_dict_view():
         # d(a*b*5)/da = 10, /db = 5
         np.testing.assert_allclose(sess.run([weights["a"], weights["b"], frozen]),
                                    [0.0, 1.5, 5.0], atol=1e-6)
+
+
+def test_print_writes_tf_format_to_stderr_and_passes_its_input(capfd):
+    """TF's output for these calls (tensorflow.compat.v1, TF 2.21), character for character."""
+    x = tf.constant(np.arange(12.0).reshape(3, 4))
+    y = tf.Print(x, [x, tf.constant("s"), tf.constant(True), tf.constant([1.5, 2.0, 3.25, 4.0]),
+                     tf.constant([[1, 2], [3, 4]])], "x = ", first_n=2, summarize=5)
+    z = tf.Print(x, [tf.constant([1.0, 2.0, 3.0, 4.0]), tf.constant(1e-7),
+                     tf.constant(123456789.0)], "default: ")
+    g, = tf.gradients(tf.reduce_sum(y * 2.0), [x])
+    with tf.Session() as sess:
+        np.testing.assert_array_equal(sess.run(y), np.arange(12.0).reshape(3, 4))
+        np.testing.assert_array_equal(sess.run(g), np.full((3, 4), 2.0))
+        capfd.readouterr()
+        sess.run(z)
+    assert capfd.readouterr().err.splitlines() == ["default: [1 2 3...][1e-07][123456792]"]
+
+
+def test_print_prints_its_first_n_runs_only(capfd):
+    x = tf.constant(np.arange(12.0).reshape(3, 4))
+    y = tf.Print(x, [x, tf.constant("s"), tf.constant(True), tf.constant([1.5, 2.0, 3.25, 4.0]),
+                     tf.constant([[1, 2], [3, 4]])], "x = ", first_n=2, summarize=5)
+    with tf.Session() as sess:
+        for _ in range(3):
+            sess.run(y)
+    assert capfd.readouterr().err.splitlines() == \
+        ["x = [[0 1 2 3][4...]...][s][1][1.5 2 3.25 4][[1 2][3 4]]"] * 2
+
+
+def test_flags_is_app_flags():
+    assert tf.flags is tf.app.flags and tf.flags.FLAGS is tf.app.flags.FLAGS
+
+
+def test_gfile_as_tutorials_use_it(tmp_path):
+    logs = tmp_path / "logs" / "train"
+    tf.gfile.MakeDirs(str(logs))
+    tf.gfile.MakeDirs(str(logs))  # exists: fine
+    assert tf.gfile.IsDirectory(str(logs)) and tf.gfile.Exists(str(logs))
+    with tf.gfile.GFile(str(logs / "a.txt"), "w") as f:
+        f.write("hello\n")
+    with tf.gfile.Open(str(logs / "a.txt")) as f:
+        assert f.read() == "hello\n" and f.size() == 6
+    tf.gfile.Copy(str(logs / "a.txt"), str(logs / "b.txt"))
+    with pytest.raises(tf.errors.AlreadyExistsError):
+        tf.gfile.Copy(str(logs / "a.txt"), str(logs / "b.txt"))
+    tf.gfile.Rename(str(logs / "b.txt"), str(logs / "a.txt"), overwrite=True)
+    assert tf.gfile.ListDirectory(str(logs)) == ["a.txt"]
+    assert tf.gfile.Glob(str(tmp_path / "logs" / "*" / "*.txt")) == [str(logs / "a.txt")]
+    assert [w[0] for w in tf.gfile.Walk(str(tmp_path))] == [str(tmp_path), str(tmp_path / "logs"),
+                                                             str(logs)]
+    tf.gfile.DeleteRecursively(str(tmp_path / "logs"))
+    assert not tf.gfile.Exists(str(logs))
+    for call in (lambda: tf.gfile.GFile(str(logs / "a.txt")),
+                 lambda: tf.gfile.DeleteRecursively(str(logs)),
+                 lambda: tf.gfile.Remove(str(logs / "a.txt")),
+                 lambda: tf.gfile.ListDirectory(str(logs))):
+        with pytest.raises(tf.errors.NotFoundError, match="No such file or directory"):
+            call()
+    with pytest.raises(tf.errors.UnimplementedError, match="'gs' not implemented"):
+        tf.gfile.Exists("gs://bucket/file")
