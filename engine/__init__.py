@@ -217,6 +217,8 @@ from .ops.scatter_ops import (  # noqa: F401
     scatter_sub,
     scatter_update,
 )
+from .ops.slicing import pad  # noqa: F401
+from .ops.slicing import slice_ as slice  # noqa: F401, A001
 from .ops.sparse import (  # noqa: F401
     gather,
     sparse_segment_mean,
@@ -259,6 +261,20 @@ from .runtime.session_options import (  # noqa: F401
 from .summary import SessionLog, Summary  # noqa: F401
 
 to_float = cast
+
+
+def to_int32(x, name="ToInt32"):
+    return cast(x, int32)
+
+
+def to_int64(x, name="ToInt64"):
+    return cast(x, int64)
+
+
+def to_double(x, name="ToDouble"):
+    return cast(x, float64)
+
+
 flags = app.flags  # tf.flags (TF 1.5+), the same module as tf.app.flags
 arg_max, arg_min = argmax, argmin  # TF 1.x's deprecated names (``dimension`` as the axis)
 

@@ -17,7 +17,7 @@ from ..ops.conv import (  # noqa: F401
 )
 from ..ops.dropout import nn_dropout as dropout  # noqa: F401
 from ..ops.embedding_ops import embedding_lookup, embedding_lookup_sparse  # noqa: F401
-from ..ops.math import relu, sigmoid, softplus, tanh  # noqa: F401
+from ..ops.math import cast, equal, matmul, relu, sigmoid, softplus, tanh  # for xw_plus_b and zero_fraction  # noqa: F401
 from ..ops.nn import (  # noqa: F401
     bias_add,
     elu,
@@ -41,6 +41,8 @@ from ..ops.normalization import (  # noqa: F401
     moments,
 )
 from ..ops.pooling import avg_pool, max_pool  # noqa: F401
+from ..ops.reduce import reduce_mean
+from ..ops.top_k import in_top_k, top_k  # noqa: F401
 from . import rnn_cell  # noqa: F401
 from .recurrent import (  # noqa: F401
     bidirectional_dynamic_rnn,
@@ -51,3 +53,13 @@ from .recurrent import (  # noqa: F401
 from .sampled_losses import nce_loss, sampled_softmax_loss  # noqa: F401
 
 max_pool2d, avg_pool2d = max_pool, avg_pool
+
+
+def xw_plus_b(x, weights, biases, name="xw_plus_b"):
+    """``matmul(x, weights) + biases`` (TF's nn.xw_plus_b, a bias_add)."""
+    return bias_add(matmul(x, weights), biases)
+
+
+def zero_fraction(value, name="zero_fraction"):
+    """The fraction of the entries of ``value`` that are 0 (TF's summary of sparsity)."""
+    return reduce_mean(cast(equal(value, 0), "float32"))

@@ -275,6 +275,18 @@ case("UnsortedSegmentSum", "repeated-and-dropped",
      lambda x: tf.unsorted_segment_sum(x, [2, 0, -1, 2], 4), anything(4, 2))
 case("UnsortedSegmentSum", "matrix-ids", lambda x: tf.unsorted_segment_sum(x, [[1, 0], [1, 1]], 3),
      anything(2, 2, 3))
+case("Slice", "rest-and-middle", lambda x: tf.slice(x, [1, 0], [-1, 2]), anything(3, 4))
+case("SliceRegionGrad", "placed-back",
+     lambda g, x: apply("SliceRegionGrad", [g, x], begin=(1, 0), size=(2, 2)),
+     anything(2, 2), anything(3, 4), wrt=(0,))
+for _mode in ("CONSTANT", "REFLECT", "SYMMETRIC"):
+    case("Pad", _mode.lower(), lambda x, m=_mode: tf.pad(x, [[1, 2], [2, 1]], m),
+         anything(3, 4))
+    case("PadGrad", _mode.lower(),
+         lambda g, x, m=_mode: apply("PadGrad", [g, x], paddings=((1, 2), (2, 1)), mode=m,
+                                     constant_values=0), anything(6, 7), anything(3, 4),
+         wrt=(0,))
+case("TopKV2", "rows", lambda x: tf.nn.top_k(x, 2)[0], anything(3, 4))
 case("Print", "passes-its-input", lambda x, d: tf.Print(x, [d], "x"), anything(2, 3), anything(2),
      wrt=(0,))
 case("SparseToDense", "values-and-default",
@@ -529,6 +541,8 @@ NON_DIFFERENTIABLE: dict[str, Callable] = {
         tf.data.Dataset.from_tensors(x).make_initializable_iterator().initializer])[0]),
     # the optimizers' deduplication of a gradient, made after differentiation
     "UniqueRowSum": lambda x: apply("UniqueRowSum", [x, tf.constant([1, 1])])[0],
+    "InTopK": lambda x: tf.nn.in_top_k(x, tf.constant([0, 2]), 2),
+    "TopKGrad": lambda x: apply("TopKGrad", [x[:, :2], tf.nn.top_k(x, 2)[1], x]),
     "CandidateSampler": lambda x: tf.nn.uniform_candidate_sampler([[1]], 1, 2, True, 5)[2],
     "ComputeAccidentalHits": lambda x: tf.nn.compute_accidental_hits([[1]], [1, 2], 1)[2],
     "GatherPoints": lambda x: apply("GatherPoints", [x, tf.constant([[0, 1]]),

@@ -186,3 +186,54 @@ def test_gfile_as_tutorials_use_it(tmp_path):
             call()
     with pytest.raises(tf.errors.UnimplementedError, match="'gs' not implemented"):
         tf.gfile.Exists("gs://bucket/file")
+
+
+def test_pad_modes_give_tfs_documented_examples():
+    t = tf.constant([[1, 2, 3], [4, 5, 6]])
+    paddings = tf.constant([[1, 1], [2, 2]])
+    with tf.Session() as sess:
+        constant, reflect, symmetric = sess.run([tf.pad(t, paddings, "CONSTANT"),
+                                                 tf.pad(t, paddings, "REFLECT"),
+                                                 tf.pad(t, paddings, "SYMMETRIC")])
+    np.testing.assert_array_equal(constant, [[0, 0, 0, 0, 0, 0, 0], [0, 0, 1, 2, 3, 0, 0],
+                                             [0, 0, 4, 5, 6, 0, 0], [0, 0, 0, 0, 0, 0, 0]])
+    np.testing.assert_array_equal(reflect, [[6, 5, 4, 5, 6, 5, 4], [3, 2, 1, 2, 3, 2, 1],
+                                            [6, 5, 4, 5, 6, 5, 4], [3, 2, 1, 2, 3, 2, 1]])
+    np.testing.assert_array_equal(symmetric, [[2, 1, 1, 2, 3, 3, 2], [2, 1, 1, 2, 3, 3, 2],
+                                              [5, 4, 4, 5, 6, 6, 5], [5, 4, 4, 5, 6, 6, 5]])
+    with pytest.raises(ValueError, match="no greater than the dimension size minus 1"):
+        tf.Session().run(tf.pad(t, [[2, 0], [0, 0]], "REFLECT"))
+
+
+def test_slice_gives_tfs_documented_example_and_takes_unknown_sizes():
+    t = tf.constant([[[1, 1, 1], [2, 2, 2]], [[3, 3, 3], [4, 4, 4]], [[5, 5, 5], [6, 6, 6]]])
+    x = tf.placeholder(tf.float32, [None, 3])
+    rest = tf.slice(x, [1, 1], [-1, 2])
+    assert rest.shape.as_list() == [None, 2]
+    with tf.Session() as sess:
+        np.testing.assert_array_equal(sess.run(tf.slice(t, [1, 0, 0], [1, 1, 3])), [[[3, 3, 3]]])
+        np.testing.assert_array_equal(sess.run(tf.slice(t, [1, 0, 0], [2, 1, 3])),
+                                      [[[3, 3, 3]], [[5, 5, 5]]])
+        np.testing.assert_array_equal(sess.run(rest, {x: np.arange(9.0).reshape(3, 3)}),
+                                      [[4, 5], [7, 8]])
+
+
+def test_top_k_and_in_top_k_follow_tfs_tie_rules():
+    """top_k: descending, equal values lower index first; in_top_k: a target tied at the
+    boundary is in; a non-finite target score is not."""
+    values, indices = tf.nn.top_k(tf.constant([[1.0, 3.0, 3.0, 2.0], [0.0, -1.0, 5.0, 5.0]]), 3)
+    predictions = tf.constant([[0.1, 0.5, 0.5, 0.2], [0.3, 0.2, 0.1, 0.0],
+                               [np.nan, 0.2, 0.1, 0.0]])
+    with tf.Session() as sess:
+        v, i = sess.run([values, indices])
+        hits = sess.run(tf.nn.in_top_k(predictions, tf.constant([2, 3, 0]), 1))
+        labels = sess.run(tf.to_int64(tf.constant([1.7, 2.2])))
+        fraction = sess.run(tf.nn.zero_fraction(tf.constant([0.0, 1.0, 0.0, 2.0])))
+        xw = sess.run(tf.nn.xw_plus_b(tf.constant([[1.0, 2.0]]), tf.constant([[1.0], [3.0]]),
+                                      tf.constant([0.5])))
+    np.testing.assert_array_equal(v, [[3, 3, 2], [5, 5, 0]])
+    np.testing.assert_array_equal(i, [[1, 2, 3], [2, 3, 0]])
+    assert i.dtype == np.int32
+    np.testing.assert_array_equal(hits, [True, False, False])
+    assert labels.dtype == np.int64 and labels.tolist() == [1, 2]
+    assert fraction == 0.5 and xw.tolist() == [[7.5]]

@@ -1,0 +1,146 @@
+"""``tf.slice`` and ``tf.pad``, each the other's gradient.
+
+``slice(x, begin, size)`` takes ``x[begin[i] : begin[i] + size[i]]`` on every axis (a size of -1:
+to the end). ``pad(x, paddings, mode)`` adds ``paddings[i] = [before, after]`` entries on each
+axis: ``constant_values`` (CONSTANT), or a mirror of the values without the edge (REFLECT) or
+with it (SYMMETRIC), as numpy's ``reflect`` and ``symmetric``. The gradient of a slice puts the
+incoming gradient back at its place in zeros of the input's shape (read when the plan runs, so
+unknown dimensions are fine); the gradient of a pad adds each padded entry's gradient to the
+entry it copies (only the kept ones in CONSTANT mode).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..framework.errors import InvalidArgumentError, ShapeError
+from ..framework.graph import Tensor, TensorShape
+from ..framework.registry import apply, export, register
+from .core import convert_to_tensor
+
+
+def _static_ints(values, what):
+    if isinstance(values, Tensor):
+        if values.op.type != "Const":
+            raise TypeError(f"{what} must be known when the graph is built (a list or a "
+                            f"constant), got {values.name}")
+        values = values.op.attrs["value"]
+    return np.asarray(values, dtype=np.int64)
+
+
+def _slices(shape, begin, size):
+    out = []
+    for axis, (n, b, s) in enumerate(zip(shape, begin, size)):
+        end = n if s == -1 else b + s
+        if b < 0 or end > n or end < b:
+            raise InvalidArgumentError(f"Expected begin[{axis}] = {b} and size[{axis}] = {s} "
+                                       f"within the dimension of size {n}")
+        out.append(slice(b, end))
+    return tuple(out)
+
+
+def _slice_infer(inputs, begin, size):
+    x = inputs[0]
+    if x.shape.ndims is not None and x.shape.ndims != len(begin):
+        raise ShapeError(f"slice of a rank-{x.shape.ndims} tensor needs {x.shape.ndims} begin "
+                         f"and size values, got {len(begin)}")
+    dims = x.shape.dims or [None] * len(begin)
+    out = []
+    for n, b, s in zip(dims, begin, size):
+        if s != -1:
+            out.append(s)
+        else:
+            out.append(None if n is None else n - b)
+        if n is not None and (b > n or (s != -1 and b + s > n)):
+            raise ShapeError(f"slice [{b}, {b} + {s}) is outside a dimension of size {n}")
+    return [(x.dtype, TensorShape(out))]
+
+
+def _slice_grad_forward(g, x, begin, size):
+    out = np.zeros_like(x, dtype=g.dtype)
+    out[_slices(x.shape, begin, size)] = g
+    return out
+
+
+register("Slice", lambda x, begin, size: x[_slices(x.shape, begin, size)], _slice_infer,
+         grad=lambda op, g: [apply("SliceRegionGrad", [g, op.inputs[0]], name="Slice_grad",
+                                   **op.attrs)], aliases_input=True)
+register("SliceRegionGrad", _slice_grad_forward,
+         lambda inputs, begin, size: [(inputs[0].dtype, inputs[1].shape)],
+         grad=lambda op, gg: [apply("Slice", [gg], name="Slice", **op.attrs), None])
+
+
+@export("slice")
+def slice_(input_, begin, size, name="Slice"):
+    """``input_[begin[i] : begin[i] + size[i]]`` on every axis; a size of -1 takes the rest."""
+    begin, size = _static_ints(begin, "begin"), _static_ints(size, "size")
+    if begin.shape != size.shape or begin.ndim != 1:
+        raise ValueError(f"begin and size must be vectors of one length, got {begin.tolist()} "
+                         f"and {size.tolist()}")
+    return apply("Slice", [convert_to_tensor(input_)], name=name,
+                 begin=tuple(int(b) for b in begin), size=tuple(int(s) for s in size))
+
+
+_MODES = {"CONSTANT": "constant", "REFLECT": "reflect", "SYMMETRIC": "symmetric"}
+
+
+def _pad_forward(x, paddings, mode, constant_values):
+    if mode == "CONSTANT":
+        return np.pad(x, paddings, mode="constant", constant_values=constant_values)
+    for axis, (before, after) in enumerate(paddings):
+        limit = x.shape[axis] - (mode == "REFLECT")
+        if before > limit or after > limit:
+            raise InvalidArgumentError(f"paddings must be no greater than the dimension size "
+                                       f"{'minus 1 ' if mode == 'REFLECT' else ''}in {mode} "
+                                       f"mode: {before}, {after} greater than {limit}")
+    return np.pad(x, paddings, mode=_MODES[mode])
+
+
+def _pad_infer(inputs, paddings, mode, constant_values):
+    x = inputs[0]
+    if x.shape.ndims is not None and x.shape.ndims != len(paddings):
+        raise ShapeError(f"paddings of a rank-{x.shape.ndims} tensor must be "
+                         f"[{x.shape.ndims}, 2], got {len(paddings)} rows")
+    dims = x.shape.dims or [None] * len(paddings)
+    return [(x.dtype, TensorShape([None if n is None else n + b + a
+                                   for n, (b, a) in zip(dims, paddings)]))]
+
+
+def _pad_grad_forward(g, x, paddings, mode, constant_values):
+    """Each entry of the padded gradient added to the entry of ``x`` it was copied from."""
+    out = g
+    for axis, (before, after) in enumerate(paddings):
+        n = x.shape[axis]
+        source = np.arange(n)
+        if mode == "CONSTANT":
+            out = np.take(out, np.arange(before, before + n), axis=axis)
+            continue
+        source = np.pad(source, (before, after), mode=_MODES[mode])
+        moved = np.moveaxis(out, axis, 0)
+        summed = np.zeros((n,) + moved.shape[1:], dtype=g.dtype)
+        np.add.at(summed, source, moved)
+        out = np.moveaxis(summed, 0, axis)
+    return np.ascontiguousarray(out)
+
+
+register("Pad", _pad_forward, _pad_infer,
+         grad=lambda op, g: [apply("PadGrad", [g, op.inputs[0]], name="Pad_grad", **op.attrs)])
+register("PadGrad", _pad_grad_forward,
+         lambda inputs, **_: [(inputs[0].dtype, inputs[1].shape)],
+         grad=lambda op, gg: [apply("Pad", [gg], name="Pad", **op.attrs), None])
+
+
+@export("pad")
+def pad(tensor, paddings, mode="CONSTANT", name="Pad", constant_values=0):
+    """``tensor`` with ``paddings[i] = [before, after]`` entries added on axis i: the constant
+    ``constant_values``, or mirrored values (REFLECT without the edge, SYMMETRIC with it)."""
+    mode = mode.upper()
+    if mode not in _MODES:
+        raise ValueError(f"Unknown padding mode: {mode}")
+    table = _static_ints(paddings, "paddings")
+    if table.ndim != 2 or table.shape[1] != 2 or (table < 0).any():
+        raise ValueError(f"paddings must be a [rank, 2] table of non-negative ints, got "
+                         f"{table.tolist()}")
+    return apply("Pad", [convert_to_tensor(tensor)], name=name,
+                 paddings=tuple((int(b), int(a)) for b, a in table), mode=mode,
+                 constant_values=constant_values)
