@@ -13,7 +13,10 @@ failed row), because Hydra skips ``on_multirun_end`` when one does.
 At the end, in the process that launched the sweep, ``SweepSummary.on_multirun_end`` (or
 ``conclude``, called by ``runner.app.main`` when the sweep stopped before Hydra got there: Ctrl-C,
 a job lost by its launcher) rebuilds the table once more, draws ``comparison.png`` and prints the
-table. The sweep's exit code is the most serious of its jobs' codes (see ``exit_code``).
+table. The sweep's exit code is the most serious of its jobs' codes (see ``exit_code``): of the jobs
+this launch ran, when a sweep directory also holds the records of an earlier launch (a sweep that
+resumes some of its runs). Each launch writes a fresh id to ``.sweep_launch`` in the sweep
+directory before its jobs start, and each job copies it into its record.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ import csv
 import io
 import json
 import logging
+import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
@@ -46,6 +50,7 @@ log = logging.getLogger("runner")
 JOB_FILE = "job.json"
 SUMMARY_CSV = "summary.csv"
 LOCK_FILE = ".summary.lock"
+LAUNCH_FILE = ".sweep_launch"
 
 # A run's exit codes, most serious first: a sweep exits with the first one any job had.
 # A job that never reported its end (its worker died) counts as a run-time failure (1).
@@ -73,13 +78,33 @@ def summary_stamp(out_dir: Path) -> tuple | None:
     return info.st_ino, info.st_mtime_ns, info.st_size
 
 
-def start_job(out_dir: Path, number: int, overrides: Sequence[str]) -> tuple | None:
-    """Record a starting job (status ``running``); the stamp of an earlier run's summary.json
-    there (which ``finish_job`` then ignores: a resumed run that fails before its first step
-    leaves the earlier run's summary as it was)."""
+def new_launch(sweep_dir: Path) -> str:
+    """A fresh id for the sweep this process launches, written to the sweep directory where its
+    jobs (in this process, or in others sharing the file system) read it."""
+    launch = uuid.uuid4().hex
+    Path(sweep_dir).mkdir(parents=True, exist_ok=True)
+    atomic_write_bytes(Path(sweep_dir) / LAUNCH_FILE, launch.encode())
+    return launch
+
+
+def current_launch(sweep_dir: Path) -> str | None:
+    """The id of the launch a job belongs to (None when its sweep wrote none)."""
+    try:
+        return (Path(sweep_dir) / LAUNCH_FILE).read_text().strip() or None
+    except OSError:
+        return None
+
+
+def start_job(out_dir: Path, number: int, overrides: Sequence[str],
+              launch: str | None = None) -> tuple | None:
+    """Record a starting job (status ``running``, its sweep's ``launch``); the stamp of an
+    earlier run's summary.json there (which ``finish_job`` then ignores: a resumed run that
+    fails before its first step leaves the earlier run's summary as it was)."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     record = {"job": int(number), "overrides": [str(o) for o in overrides], "status": "running"}
+    if launch:
+        record["launch"] = launch
     _write_json(out_dir / JOB_FILE, record)
     return summary_stamp(out_dir)
 
@@ -133,7 +158,8 @@ def run_job(cfg, hydra_cfg, run) -> float | None:
     code, error, record, earlier = EXIT_FAILED, None, {}, None
     try:
         rundir.adopt_stash(out_dir, hydra_cfg.output_subdir)
-        earlier = start_job(out_dir, hydra_cfg.job.num, list(hydra_cfg.overrides.task))
+        earlier = start_job(out_dir, hydra_cfg.job.num, list(hydra_cfg.overrides.task),
+                            current_launch(Path(hydra_cfg.sweep.dir)))
         code = run(cfg, out_dir, hydra_cfg.runtime.cwd)
     except KeyboardInterrupt:
         code = EXIT_INTERRUPTED
@@ -201,6 +227,13 @@ def rows(records: Sequence[Mapping], final: bool = False) -> list[dict]:
             row["error"] = record["error"]
         out.append(row)
     return out
+
+
+def launched(records: Sequence[Mapping], launch: str | None) -> list[Mapping]:
+    """The records of the jobs ``launch`` ran (all of them when the launch is unknown)."""
+    if launch is None:
+        return list(records)
+    return [r for r in records if r.get("launch") == launch]
 
 
 def exit_code(records: Sequence[Mapping]) -> int:
@@ -294,14 +327,16 @@ class _Sweep:
     exit code."""
 
     dir: Path | None = None
+    launch: str | None = None
     code: int | None = None
 
 
-def finish_sweep(sweep_dir: Path, stream=None) -> int:
-    """Rebuild summary.csv (the sweep is over), draw comparison.png, print the table; return
-    the sweep's exit code. Finding no job at all fails the sweep (1): its jobs ran where their
-    files cannot be seen from here, such as remote jobs given a relative ``hydra.sweep.dir``,
-    which they resolve against their own working directory."""
+def finish_sweep(sweep_dir: Path, stream=None, launch: str | None = None) -> int:
+    """Rebuild summary.csv (the sweep is over), draw comparison.png, print the table (every run
+    in the directory); return the exit code of the jobs ``launch`` ran. Finding none of them
+    fails the sweep (1): its jobs ran where their files cannot be seen from here, such as remote
+    jobs given a relative ``hydra.sweep.dir``, which they resolve against their own working
+    directory."""
     sweep_dir = Path(sweep_dir)
     with _locked(sweep_dir):
         records = job_records(sweep_dir)
@@ -312,6 +347,7 @@ def finish_sweep(sweep_dir: Path, stream=None) -> int:
         log.exception("could not draw the sweep's comparison plot")
     print(f"\nsweep summary ({sweep_dir / SUMMARY_CSV}):\n{format_table(table)}", file=stream,
           flush=True)
+    records = launched(records, launch)
     if not records:
         print(f"no job has written its {JOB_FILE} under {sweep_dir.resolve()}; jobs on other "
               "machines need an absolute hydra.sweep.dir on a file system shared with this one",
@@ -325,7 +361,7 @@ def conclude() -> int | None:
     already did; its exit code (None when this process launched no sweep)."""
     if _Sweep.dir is not None:
         sweep_dir, _Sweep.dir = _Sweep.dir, None
-        _Sweep.code = finish_sweep(sweep_dir)
+        _Sweep.code = finish_sweep(sweep_dir, launch=_Sweep.launch)
     return _Sweep.code
 
 
@@ -335,6 +371,7 @@ class SweepSummary(Callback):
 
     def on_multirun_start(self, config, **kwargs) -> None:
         _Sweep.dir, _Sweep.code = Path(config.hydra.sweep.dir), None
+        _Sweep.launch = new_launch(_Sweep.dir)
 
     def on_multirun_end(self, config, **kwargs) -> None:
         _Sweep.dir = Path(config.hydra.sweep.dir)
