@@ -561,6 +561,7 @@ class Trainer:
                 while self.step < steps:
                     if stop.signal is not None:
                         status, code = "interrupted", EXIT_INTERRUPTED
+                        extra["stop_reason"] = f"interrupted after step {self.step}"
                         break
                     rngs = ckpt.rng_states(self.session)
                     step = self.step + 1
@@ -578,7 +579,10 @@ class Trainer:
                             log.error("diverged at %s", message)
                             self.step = step - 1
                             self._step_back(rngs)
-                            status, code, extra = "diverged", EXIT_DIVERGED, {"error": message}
+                            status, code, extra = "diverged", EXIT_DIVERGED, {
+                                "error": message,
+                                "stop_reason": f"diverged at step {step} (non-finite loss or "
+                                               "gradient)"}
                             break
                         self.skipped += 1
                         if self.skipped <= 10 or self.skipped % 100 == 0:
@@ -611,7 +615,8 @@ class Trainer:
         except KeyboardInterrupt:
             wall = self.elapsed + time.perf_counter() - started
             log.warning("interrupted during step %d; the last checkpoint is kept", self.step + 1)
-            self.write_summary("interrupted", wall)
+            self.write_summary("interrupted", wall,
+                               stop_reason=f"interrupted during step {self.step + 1}")
             return EXIT_INTERRUPTED
         except Exception as exc:
             # An error at run time (a shape only known then, ...): record it and keep the last

@@ -1,14 +1,14 @@
 """Multirun: each job's result file, the sweep's ``summary.csv``, and the end of a sweep.
 
 Each job writes ``job.json`` in its run directory twice: when it starts (its number and
-overrides, status ``running``) and when it ends (adding its status, exit code, final metrics,
-wall time and error, taken from its summary.json). It then rebuilds the sweep directory's
-``summary.csv`` from every job.json found there so far (under a file lock where the file system
-has one, replaced atomically), so the table is made only from files the jobs wrote. That is what
-makes it work with launchers whose jobs run in other processes or on other machines (joblib, Ray,
-submitit: Hydra's per-job callbacks run there too) and when a job fails: a job never raises out
-of Hydra's task function (an unexpected error is logged with its traceback and recorded as a
-failed row), because Hydra skips ``on_multirun_end`` when one does.
+overrides, status ``running``) and when it ends (adding its status, exit code, steps, why it
+stopped, final metrics, wall time and error, taken from its summary.json). It then rebuilds
+the sweep directory's ``summary.csv`` from every job.json found there so far (under a file lock
+where the file system has one, replaced atomically), so the table is made only from files the
+jobs wrote. That is what makes it work with launchers whose jobs run in other processes or on
+other machines (joblib, Ray, submitit: Hydra's per-job callbacks run there too) and when a job
+fails: a job never raises out of Hydra's task function (an unexpected error is logged with its
+traceback and recorded as a failed row), because Hydra skips ``on_multirun_end`` when one does.
 
 At the end, in the process that launched the sweep, ``SweepSummary.on_multirun_end`` (or
 ``conclude``, called by ``runner.app.main`` when the sweep stopped before Hydra got there: Ctrl-C,
@@ -128,6 +128,9 @@ def finish_job(out_dir: Path, code: int, error: str | None = None,
     record.update(status=summary.get("status") or _STATUS_OF_CODE.get(code, "failed"),
                   exit_code=int(code), final=summary.get("final") or {},
                   wall_time_s=summary.get("wall_time_s", 0.0))
+    for key in ("steps", "stop_reason"):
+        if key in summary:
+            record[key] = summary[key]
     if errors:
         record["error"] = "; ".join(errors)
     _write_json(out_dir / JOB_FILE, record)
@@ -210,16 +213,27 @@ def override_columns(overrides: Iterable[str]) -> dict[str, str]:
     return columns
 
 
+def stop_label(record: Mapping) -> str:
+    """Why a job stopped, short enough for a table cell: ``early stopping at step 40``,
+    ``3 epochs done``, ``100 steps done``, ``diverged at step 7``, ``interrupted after step 12``
+    (its summary.json's ``stop_reason`` says it in full); empty when the run did not say."""
+    reason = str(record.get("stop_reason") or "")
+    if reason.startswith("early stopping"):
+        return f"early stopping at step {record.get('steps', '?')}"
+    return reason.split(" (")[0]
+
+
 def rows(records: Sequence[Mapping], final: bool = False) -> list[dict]:
-    """One row per job: job, its overrides, status, final metrics, wall time (and an error).
-    With ``final`` (the sweep is over) a job still ``running`` is ``unfinished``."""
+    """One row per job: job, its overrides, status, why it stopped, final metrics, wall time
+    (and an error). With ``final`` (the sweep is over) a job still ``running`` is
+    ``unfinished``."""
     out = []
     for record in records:
         status = record.get("status", "unknown")
         if final and status == "running":
             status = "unfinished"
         row = {"job": int(record["job"]), **override_columns(record.get("overrides", [])),
-               "status": status}
+               "status": status, "stop_reason": stop_label(record)}
         for key, value in (record.get("final") or {}).items():
             row.setdefault(key, value)
         row["wall_time_s"] = record.get("wall_time_s", "")

@@ -223,3 +223,32 @@ def test_a_sweep_whose_jobs_left_no_record_here_fails_with_a_hint(tmp_path):
     out = io.StringIO()
     assert sweep.finish_sweep(tmp_path, stream=out) == 1
     assert "(no jobs)" in out.getvalue() and "absolute hydra.sweep.dir" in out.getvalue()
+
+
+def test_the_table_says_why_each_job_stopped(tmp_path):
+    """stop_reason per job: its steps done, early stopping (at the step it stopped), diverged."""
+    sweep_dir = tmp_path / "sweep"
+    proc = run_cli("-m", "train.steps=20", "train.eval_every=5", "+data.eval_fraction=0.25",
+                   "groups.all.optimizer.learning_rate=1e-9,100",
+                   "train.early_stopping=null,{monitor: eval/loss, patience: 1}",
+                   f"hydra.sweep.dir={sweep_dir}", cwd=tmp_path, check_code=3)
+    rows = _rows(sweep_dir)
+    # lr 1e-9 leaves the loss where it is: the second evaluation (step 10) exhausts patience 1
+    assert [(r["groups.all.optimizer.learning_rate"], r["status"], r["stop_reason"])
+            for r in rows] == [
+        ("1e-09", "completed", "20 steps done"), ("1e-09", "completed", "early stopping at step 10"),
+        ("100", "diverged", rows[2]["stop_reason"]), ("100", "diverged", rows[2]["stop_reason"])]
+    assert rows[2]["stop_reason"].startswith("diverged at step ")
+    assert read_summary(sweep_dir / "2")["stop_reason"].startswith(
+        rows[2]["stop_reason"] + " (non-finite loss or gradient)")
+    assert "early stopping at step 10" in proc.stdout.split("sweep summary")[1]
+
+
+@pytest.mark.parametrize("record, label", [
+    ({"stop_reason": "3 epochs done", "steps": 18}, "3 epochs done"),
+    ({"stop_reason": "early stopping: eval/loss did not improve by more than 0 for 2 "
+                     "evaluations (best 0.5 at step 4)", "steps": 8}, "early stopping at step 8"),
+    ({"stop_reason": "interrupted after step 5", "steps": 5}, "interrupted after step 5"),
+    ({"status": "failed"}, "")])
+def test_stop_label_is_the_stop_reason_short(record, label):
+    assert sweep.stop_label(record) == label
