@@ -1,4 +1,5 @@
-"""``logger: [tensorboard]``: where a run's records go besides metrics.jsonl (always written).
+"""``logger: [tensorboard, mlflow]``: where a run's records go besides metrics.jsonl (always
+written). MLflow: runner/mlflow_logger.py.
 
 TensorBoard: event files (``events.out.tfevents.*``) in the run directory, written with
 TensorBoard's own writer (the ``tensorboard`` extra): every number of a metrics.jsonl record as a
@@ -9,6 +10,7 @@ after (``GROUP/gradients_processed``) its pipeline. ``tensorboard --logdir outpu
 
 from __future__ import annotations
 
+import importlib.util
 import numbers
 import time
 from collections.abc import Iterable, Mapping
@@ -18,12 +20,22 @@ import numpy as np
 
 from runner.errors import ConfigError, did_you_mean
 
-LOGGERS = ("tensorboard",)
+#: each logger and the module it needs, from the extra of the same name (pip install
+#: 'gradpipe[NAME]')
+LOGGERS = {"tensorboard": "tensorboard", "mlflow": "mlflow"}
 HISTOGRAM_BINS = 30
 
 
+def _installed(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
+
+
 def check_loggers(value) -> tuple[str, ...]:
-    """``logger``: a name or a list of names of LOGGERS (null or []: none)."""
+    """``logger``: a name or a list of names of LOGGERS (null or []: none), each with its
+    package installed."""
     if value is None:
         return ()
     names = [value] if isinstance(value, str) else value
@@ -34,6 +46,9 @@ def check_loggers(value) -> tuple[str, ...]:
             raise ConfigError(f"logger[{i}]", f"unknown logger {name!r}"
                                               f"{did_you_mean(str(name), LOGGERS)}; one of: "
                                               f"{', '.join(LOGGERS)}")
+        if not _installed(LOGGERS[name]):
+            raise ConfigError(f"logger[{i}]", f"{name} is not installed: pip install "
+                                              f"'gradpipe[{name}]' (or pip install {name})")
     return tuple(names)
 
 
@@ -57,13 +72,12 @@ class TensorBoard:
     """Event files in ``out_dir``."""
 
     def __init__(self, out_dir: Path):
-        try:
-            from tensorboard.summary.writer.event_file_writer import EventFileWriter
-        except ImportError:
-            raise ConfigError("logger", "tensorboard is not installed: pip install "
-                                        "'gradpipe[tensorboard]' (or pip install tensorboard)") \
-                from None
+        from tensorboard.summary.writer.event_file_writer import EventFileWriter
+
         self._writer = EventFileWriter(str(out_dir))
+
+    def start(self) -> None:
+        """Nothing to set up before the first step: the event file is opened already."""
 
     def _write(self, step: int, values) -> None:
         from tensorboard.compat.proto.event_pb2 import Event
@@ -92,6 +106,15 @@ class TensorBoard:
     def close(self) -> None:
         self._writer.close()
 
+    def end(self, status: str, summary: Mapping) -> None:
+        """Nothing more when the run ends: every record is in the event file."""
 
-def make_loggers(names: Iterable[str], out_dir: Path) -> list:
-    return [TensorBoard(out_dir) for name in names if name == "tensorboard"]
+
+def make_loggers(names: Iterable[str], out_dir: Path, params: Mapping | None = None,
+                 resume: bool = False) -> list:
+    """The loggers ``names`` of a run in ``out_dir``; ``params`` (the config) is what MLflow
+    records of the run, ``resume`` whether it continues an earlier one."""
+    from runner.mlflow_logger import MLflow
+
+    return [TensorBoard(out_dir) if name == "tensorboard" else MLflow(out_dir, params, resume)
+            for name in names]

@@ -278,11 +278,19 @@ class Trainer:
         self.steps_per_epoch = self.batcher.batches_per_epoch if self.batcher is not None else None
         self.total_steps = self.train.steps if self.train.steps is not None else \
             self.train.epochs * self.steps_per_epoch
-        self.loggers = make_loggers(self.config.logger, self.out_dir)
+        self.loggers = make_loggers(self.config.logger, self.out_dir, self._params(),
+                                    self.train.resume)
         with self._graph_errors(""):
             self._build_fetches()
 
     # -- set-up --------------------------------------------------------------------------
+    def _params(self) -> dict:
+        """What the loggers record of the config (MLflow's params): the sections that make the
+        model and its data, and ``train`` as validated (defaults filled in)."""
+        params = json.loads(self.config_json) if self.config_json is not None else {}
+        params["train"] = dataclasses.asdict(self.train)
+        return params
+
     def _build_fetches(self) -> None:
         m = self.model
         light = {"finite": m.finite, "train": m.train_op}
@@ -426,6 +434,8 @@ class Trainer:
         write_summary_file(self.out_dir, summary)
         if self.train.plots:
             write_loss_plot(self.out_dir)
+        for logger in self.loggers:
+            logger.end(status, summary)
 
     def _record(self, values: Mapping) -> dict:
         record = {"step": self.step}
@@ -541,6 +551,8 @@ class Trainer:
         started = time.perf_counter()
         log.info("run directory: %s", self.out_dir.resolve())
         self._start()
+        for logger in self.loggers:
+            logger.start()
         for warning in self.model.warnings:
             log.warning(warning)
         if self.model.frozen:
