@@ -252,9 +252,48 @@ def _hydra_job(cfg: DictConfig) -> int | float | None:
 
         return run_job(cfg, hydra_cfg, run)
     code = run(cfg, Path(hydra_cfg.runtime.output_dir), hydra_cfg.runtime.cwd)
+    if code == EXIT_CONFIG:
+        _kept_default_hint(hydra_cfg)
     if code != EXIT_OK:
         sys.exit(code)
     return code
+
+
+def _kept_default_hint(hydra_cfg) -> None:
+    """After config errors: a hint when the experiment writes a group's section inline while
+    that group's default option stays merged under it (runner.hints.kept_defaults)."""
+    from runner import hints
+
+    choices = hydra_cfg.runtime.choices
+    folders = [s.path for s in hydra_cfg.runtime.config_sources if s.schema == "file"]
+    path = hints.experiment_file(choices.get("experiment") or "", folders) \
+        if choices.get("experiment") else None
+    groups = [g for g in hints.kept_defaults(path) if choices.get(g) is not None] \
+        if path is not None else []
+    if groups:
+        print(hints.override_hint(path, groups), file=sys.stderr)
+
+
+def with_hints(text: str, argv: list[str]) -> str:
+    """Hydra's compose error ``text`` with runner.hints' lines after it: an experiment not
+    found, or one whose inline section Hydra could not merge with the kept default."""
+    from runner import hints
+
+    own = hints.config_dir_argument(argv)
+    lines = hints.compose_hints(text, search_folders(own), own)
+    return text.rstrip("\n") + "\n" + "\n".join(lines) + "\n" if lines else text
+
+
+def search_folders(own: str | None) -> list[Path]:
+    """The config folders Hydra searches: the user's ``--config-dir`` (if any), then the
+    shipped tree (the installed package's folder when it ships as ``runner.configs``)."""
+    where = config_dir()
+    if where.startswith("pkg://"):
+        spec = importlib.util.find_spec(CONFIG_PACKAGE)
+        shipped = Path(next(iter(spec.submodule_search_locations)))
+    else:
+        shipped = Path(where)
+    return ([Path(own)] if own else []) + [shipped]
 
 
 def _end_of_sweep() -> int | None:
@@ -262,6 +301,29 @@ def _end_of_sweep() -> int | None:
     from runner.sweep import conclude
 
     return conclude()
+
+
+def options_first(argv: list[str]) -> list[str]:
+    """``argv`` with Hydra's options (``--config-dir DIR``, ``-m``, ...) moved before the
+    overrides, order kept otherwise: Hydra's parser takes them only there, and refuses
+    ``+experiment=mine --config-dir DIR seed=1`` with a bare "unrecognized arguments"."""
+    from hydra._internal.utils import get_args_parser
+
+    actions = get_args_parser()._option_string_actions
+    options, overrides, i = [], [], 0
+    while i < len(argv):
+        arg = argv[i]
+        action = actions.get(arg.split("=", 1)[0]) if arg.startswith("-") else None
+        if action is None:
+            overrides.append(arg)
+            i += 1
+            continue
+        follows = argv[i + 1] if i + 1 < len(argv) else None
+        takes = 0 if "=" in arg or follows is None else \
+            1 if action.nargs is None or (action.nargs == "?" and follows in action.choices) else 0
+        options += argv[i:i + 1 + takes]
+        i += 1 + takes
+    return options + overrides
 
 
 def main() -> None:
@@ -272,6 +334,7 @@ def main() -> None:
     from runner import yamlguard
 
     yamlguard.install()
+    sys.argv[1:] = options_first(sys.argv[1:])
     _State.stderr = _HeldStream(sys.stderr)
     sys.stderr = _State.stderr
     try:
@@ -280,8 +343,9 @@ def main() -> None:
         if not _State.entered:
             sys.stderr = _State.stderr.target
             _State.stderr.release(None if full_errors() else
-                                  lambda text: with_key_suggestion(
-                                      yamlguard.one_line(without_traceback(text)), sys.argv[1:]))
+                                  lambda text: with_hints(with_key_suggestion(
+                                      yamlguard.one_line(without_traceback(text)),
+                                      sys.argv[1:]), sys.argv[1:]))
             if exc.code == 1:
                 raise SystemExit(EXIT_CONFIG) from None
         _end_of_sweep()

@@ -24,6 +24,11 @@ or an epsilon changes. Relative data paths in the config are relative to the fix
 
     python -m runner.regress tests/fixtures               # every fixture there; exit 1 on a drift
     python -m runner.regress tests/fixtures/clip_adam.yaml --update   # re-record its goldens
+    python -m runner.regress my_fixtures --config-dir my_configs      # your own experiments
+
+``--config-dir DIR`` is searched after each fixture's own ``config_dir`` (or folder), as
+``python -m runner --config-dir DIR`` searches it; an experiment found in neither gets a hint
+naming both.
 
 From pytest::
 
@@ -84,7 +89,14 @@ class Fixture:
     overrides: list[str]
     rtol: float
     atol: float
-    config_dir: Path
+    config_dir: Path  # the fixture's own config_dir, else its folder
+    named_config_dir: bool = False  # whether the fixture names its config_dir
+    extra_config_dir: Path | None = None  # --config-dir
+
+    @property
+    def config_dirs(self) -> list[Path]:
+        """The user's config folders Hydra searches, in order."""
+        return [self.config_dir] + ([self.extra_config_dir] if self.extra_config_dir else [])
 
     @property
     def golden_path(self) -> Path:
@@ -107,8 +119,9 @@ def golden_path(path) -> Path:
     return path.with_name(path.stem + GOLDEN_SUFFIX)
 
 
-def load_fixture(path) -> Fixture:
-    """Read and check a fixture file."""
+def load_fixture(path, config_dir=None) -> Fixture:
+    """Read and check a fixture file; ``config_dir`` is ``--config-dir`` (relative to the
+    current folder), searched after the fixture's own."""
     from runner.errors import did_you_mean
 
     path = Path(path)
@@ -134,11 +147,14 @@ def load_fixture(path) -> Fixture:
             problems.append(f"tolerance.{key}: a number >= 0, got {value!r}")
     if problems:
         raise FixtureError("; ".join(problems))
-    config_dir = path.parent / str(spec.get("config_dir") or ".")
-    if not config_dir.is_dir():
-        raise FixtureError(f"config_dir: no folder {config_dir}")
+    own = path.parent / str(spec.get("config_dir") or ".")
+    if not own.is_dir():
+        raise FixtureError(f"config_dir: no folder {own}")
+    if config_dir is not None and not Path(config_dir).is_dir():
+        raise FixtureError(f"--config-dir: no folder {config_dir}")
     return Fixture(path, list(overrides), float(tolerance["rtol"]), float(tolerance["atol"]),
-                   config_dir.resolve())
+                   own.resolve(), bool(spec.get("config_dir")),
+                   Path(config_dir).resolve() if config_dir is not None else None)
 
 
 # --------------------------------------------------------------------------------------------
@@ -165,13 +181,16 @@ def run_fixture(fixture: Fixture) -> dict[str, dict]:
 
     from runner.app import run
 
-    searchpath = f"hydra.searchpath=['file://{fixture.config_dir}']"
+    searchpath = "hydra.searchpath=[{}]".format(
+        ",".join(f"'file://{folder}'" for folder in fixture.config_dirs))
     with _initialize(), tempfile.TemporaryDirectory(prefix="regress-") as out_dir:
         try:
             cfg = compose("config", overrides=[searchpath, *fixture.overrides])
         except Exception as exc:
             message = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-            raise FixtureError(f"the overrides do not compose: {message}") from None
+            raise FixtureError(f"the overrides do not compose: {message}"
+                               + "".join(f"; {h}" for h in _compose_hints(fixture, exc))) \
+                from None
         code = run(cfg, out_dir, base_dir=fixture.path.parent)
         out = Path(out_dir)
         summary = json.loads((out / "summary.json").read_text()) \
@@ -181,9 +200,32 @@ def run_fixture(fixture: Fixture) -> dict[str, dict]:
     if code != 0:
         errors = summary.get("errors") or [summary.get("error") or "see the output above"]
         raise FixtureError(f"the run ended with exit code {code} "
-                           f"({summary.get('status', 'no summary')}): {'; '.join(errors)}")
+                           f"({summary.get('status', 'no summary')}): {'; '.join(errors)}"
+                           + "".join(f"; {h}" for h in _kept_default_hints(fixture)))
     records = [json.loads(line) for line in lines if line.strip()]
     return {str(r["step"]): {k: v for k, v in r.items() if k != "step"} for r in records}
+
+
+def _compose_hints(fixture: Fixture, exc: Exception) -> list[str]:
+    """runner.hints' lines for a fixture whose overrides do not compose."""
+    from runner import hints
+    from runner.app import search_folders
+
+    own = fixture.extra_config_dir or (fixture.config_dir if fixture.named_config_dir else None)
+    return hints.compose_hints(str(exc), [*fixture.config_dirs, *search_folders(None)], own,
+                               "python -m runner.regress --config-dir DIR or the fixture's "
+                               "config_dir: DIR")
+
+
+def _kept_default_hints(fixture: Fixture) -> list[str]:
+    """The hint for a fixture's experiment that writes a section over a kept default."""
+    from runner import hints
+
+    names = [o.split("=", 1)[1] for o in fixture.overrides
+             if o.lstrip("+").split("=", 1)[0] == "experiment" and "=" in o]
+    path = hints.experiment_file(names[-1], fixture.config_dirs) if names else None
+    groups = hints.kept_defaults(path) if path is not None else []
+    return [hints.override_hint(path, groups)] if groups else []
 
 
 # --------------------------------------------------------------------------------------------
@@ -302,10 +344,13 @@ def _variant_label(env: Mapping[str, str]) -> str:
     return " ".join(f"{k}={v}" for k, v in env.items())
 
 
-def _run_variant(paths: list[Path], env: Mapping[str, str]) -> dict[str, dict]:
+def _run_variant(paths: list[Path], env: Mapping[str, str],
+                 config_dir=None) -> dict[str, dict]:
     """The fixtures run in a fresh process under one rounding variant: path -> metrics by step
     (a fixture whose run fails there maps to None)."""
     command = [sys.executable, "-m", "runner.regress", "--emit-metrics", *map(str, paths)]
+    if config_dir is not None:
+        command += ["--config-dir", str(config_dir)]
     proc = subprocess.run(command, env={**os.environ, **env}, capture_output=True, text=True,
                           timeout=1800)
     if proc.returncode != 0:
@@ -315,10 +360,11 @@ def _run_variant(paths: list[Path], env: Mapping[str, str]) -> dict[str, dict]:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def measure(paths: list[Path], variants=None) -> list[dict[str, dict]]:
+def measure(paths: list[Path], variants=None, config_dir=None) -> list[dict[str, dict]]:
     """Each variant's (default: VARIANTS) metrics of the fixtures, two processes at a time."""
     with ThreadPoolExecutor(2) as pool:
-        return list(pool.map(lambda env: _run_variant(paths, env), variants or VARIANTS))
+        return list(pool.map(lambda env: _run_variant(paths, env, config_dir),
+                             variants or VARIANTS))
 
 
 def measured_golden(fixture: Fixture, recorded: Mapping, runs: list[Mapping],
@@ -366,15 +412,17 @@ def _left_out_note(left_out: Mapping) -> str:
             f"{CHAOTIC:g} of themselves): {shown}")
 
 
-def check(path, update: bool = False, runs: list[Mapping] | None = None) -> Outcome:
+def check(path, update: bool = False, runs: list[Mapping] | None = None,
+          config_dir=None) -> Outcome:
     """Run one fixture and compare its metrics with its goldens (or, with ``update``, record
     them, re-running it under every rounding variant unless ``runs`` holds those runs' metrics);
-    every problem, including a fixture or run that fails, is a line of the outcome."""
+    every problem, including a fixture or run that fails, is a line of the outcome.
+    ``config_dir`` is ``--config-dir``."""
     started = time.perf_counter()
     path = Path(path)
     outcome = Outcome(path, [])
     try:
-        fixture = load_fixture(path)
+        fixture = load_fixture(path, config_dir)
         golden = None
         if not update:
             if not fixture.golden_path.exists():
@@ -388,7 +436,7 @@ def check(path, update: bool = False, runs: list[Mapping] | None = None) -> Outc
         actual = run_fixture(fixture)
         if update:
             if runs is None:
-                runs = [run[str(path)] for run in measure([path])]
+                runs = [run[str(path)] for run in measure([path], config_dir=config_dir)]
             if any(run is None for run in runs):
                 raise FixtureError("the fixture's run fails under a rounding variant")
             recorded_golden = measured_golden(fixture, actual, runs)
@@ -407,10 +455,11 @@ def check(path, update: bool = False, runs: list[Mapping] | None = None) -> Outc
     return outcome
 
 
-def check_fixture(path, update: bool = False) -> list[str]:
+def check_fixture(path, update: bool = False, config_dir=None) -> list[str]:
     """Check one fixture (``NAME.yaml`` with ``NAME.golden.json`` beside it); the lines of the
-    diff, empty when every golden value is within tolerance. ``update`` re-records the goldens."""
-    return check(path, update).problems
+    diff, empty when every golden value is within tolerance. ``update`` re-records the goldens;
+    ``config_dir`` is searched for the user's configs after the fixture's own."""
+    return check(path, update, config_dir=config_dir).problems
 
 
 def assert_fixture(path) -> None:
@@ -429,13 +478,13 @@ def fixture_paths(*paths) -> list[Path]:
     return out
 
 
-def emit_metrics(paths: list[Path]) -> int:
+def emit_metrics(paths: list[Path], config_dir=None) -> int:
     """``--emit-metrics``: run each fixture and print one JSON line, path -> metrics by step
     (None for a fixture that cannot run); how a recording process reads a rounding variant."""
     out = {}
     for path in paths:
         try:
-            out[str(path)] = run_fixture(load_fixture(path))
+            out[str(path)] = run_fixture(load_fixture(path, config_dir))
         except FixtureError:
             out[str(path)] = None
     print(json.dumps(out))
@@ -450,6 +499,9 @@ def main(argv: Iterable[str] | None = None) -> int:
     parser.add_argument("--update", action="store_true",
                         help="re-record the golden metrics and measure their tolerances (the "
                              "fixtures re-run under other BLAS kernels and thread counts)")
+    parser.add_argument("--config-dir", metavar="DIR",
+                        help="a folder of your own configs (DIR/experiment/NAME.yaml), searched "
+                             "as python -m runner --config-dir DIR searches it")
     parser.add_argument("--emit-metrics", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(None if argv is None else list(argv))
     paths = fixture_paths(*args.paths)
@@ -457,24 +509,25 @@ def main(argv: Iterable[str] | None = None) -> int:
     if absent or not paths:
         print(f"no fixture file {absent[0]}" if absent else "no fixtures found", file=sys.stderr)
         return 2
+    if args.config_dir is not None and not Path(args.config_dir).is_dir():
+        print(f"--config-dir: no folder {args.config_dir}", file=sys.stderr)
+        return 2
     if args.emit_metrics:
-        return emit_metrics(paths)
+        return emit_metrics(paths, args.config_dir)
     variant_runs = None
     if args.update:
         print(f"measuring rounding: {len(paths)} fixture(s) under {len(VARIANTS)} variants ...",
               flush=True)
         try:
-            variant_runs = measure(paths)
+            variant_runs = measure(paths, config_dir=args.config_dir)
         except FixtureError as exc:
             print(f"FAILED  {exc}")
             return 1
     failed = 0
     for path in paths:
         runs = None if variant_runs is None else [run[str(path)] for run in variant_runs]
-        if runs is not None and any(run is None for run in runs):
-            outcome = Outcome(path, ["the fixture's run fails under a rounding variant"])
-        else:
-            outcome = check(path, update=args.update, runs=runs)
+        # a fixture that fails under a variant is run here first, so its own error is shown
+        outcome = check(path, update=args.update, runs=runs, config_dir=args.config_dir)
         if outcome.problems:
             status, detail = "FAILED", ""
         elif args.update:

@@ -135,7 +135,8 @@ def test_user_experiment_from_config_dir_with_inline_model_data_groups(tmp_path)
         train: {steps: 10, log_every: 5, checkpoint_every: 0, on_nonfinite: raise}
         """))
     run_dir = tmp_path / "run"
-    run_cli("--config-dir", "my_configs", "+experiment=mine", f"hydra.run.dir={run_dir}",
+    # --config-dir between the overrides, as users write it (Hydra's parser alone refuses it)
+    run_cli("+experiment=mine", "--config-dir", "my_configs", f"hydra.run.dir={run_dir}",
             cwd=tmp_path, check_code=0)
     record = read_metrics(run_dir)[-1]
     assert record["step"] == 10

@@ -139,6 +139,41 @@ def test_a_fixture_of_the_users_own_experiment(tmp_path):
     assert check_fixture(tmp_path / "q.yaml") == []
 
 
+def test_config_dir_finds_the_users_experiments_and_is_named_when_one_is_missing(tmp_path,
+                                                                                capsys):
+    """Experiments kept apart from the fixtures: ``--config-dir DIR`` (also for the recording
+    processes of --update); without it the failure says how to name the folder."""
+    (tmp_path / "experiments" / "experiment").mkdir(parents=True)
+    (tmp_path / "experiments" / "experiment" / "half.yaml").write_text(textwrap.dedent("""\
+        # @package _global_
+        defaults:
+          - override /model: null
+          - override /data: null
+          - override /groups: null
+        model:
+          variables: {w: {init: [4.0]}}
+          graph: {loss: sum(w ** 2)}
+          loss: loss
+        groups:
+          all: {select: {variables: [w]}, optimizer: {name: sgd, learning_rate: 0.25}}
+        train: {steps: 3, log_every: 1}
+    """))
+    (tmp_path / "fixtures").mkdir()
+    fixture = tmp_path / "fixtures" / "half.yaml"
+    fixture.write_text('overrides: ["+experiment=half"]\n')
+    assert main([str(fixture), "--update"]) == 1
+    assert "hint: no experiment 'half' is shipped; your own are found with python -m " \
+        "runner.regress --config-dir DIR or the fixture's config_dir: DIR " \
+        "(DIR/experiment/half.yaml)" in capsys.readouterr().out
+    experiments = str(tmp_path / "experiments")
+    assert main([str(fixture), "--config-dir", experiments, "--update"]) == 0
+    # w <- w - 0.25 * 2w = w / 2: the loss at step k is 16 / 4**(k-1)
+    golden = json.loads((tmp_path / "fixtures" / "half.golden.json").read_text())
+    assert [golden["metrics"][s]["loss"] for s in ("1", "2", "3")] == [16.0, 4.0, 1.0]
+    assert main([str(fixture), "--config-dir", experiments]) == 0
+    assert main([str(fixture), "--config-dir", str(tmp_path / "absent")]) == 2
+
+
 def test_no_fixtures_is_a_usage_error(tmp_path, capsys):
     assert main([str(tmp_path)]) == 2
     assert main([str(tmp_path / "absent.yaml")]) == 2

@@ -1,0 +1,111 @@
+"""Hints for config mistakes that Hydra reports in its own words: one line each, saying what to
+do.
+
+- An experiment that is not found: the user's own experiments are found with ``--config-dir
+  DIR`` (``python -m runner`` and ``python -m runner.regress``), and a near name is suggested.
+- An experiment that writes a ``model:`` (``data:``, ``groups:``) section inline while the
+  default option of that group (``model: linear`` in configs/config.yaml) stays merged under
+  it: Hydra then fails to merge the two (``Cannot merge DictConfig with ListConfig``), or the
+  default's entries end up in the model (``model.graph.pred``: an unknown name). Its defaults
+  list needs ``- override /model: null``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+
+import yaml
+
+from runner.errors import did_you_mean
+
+#: the config groups configs/config.yaml's defaults list picks an option of
+DEFAULT_GROUPS = ("model", "data", "groups")
+_NOT_FOUND = re.compile(r"Could not find 'experiment/([^']+)'")
+_IN_EXPERIMENT = re.compile(r"^In 'experiment/([^']+)'", re.MULTILINE)
+
+
+def config_dir_argument(argv: Sequence[str]) -> str | None:
+    """The ``--config-dir``/``-cd`` value of a command line, if any."""
+    args = iter(argv)
+    for arg in args:
+        if arg in ("--config-dir", "-cd"):
+            return next(args, None)
+        if arg.startswith("--config-dir="):
+            return arg.split("=", 1)[1]
+    return None
+
+
+def experiment_file(name: str, folders: Iterable[str | Path]) -> Path | None:
+    """``experiment/NAME.yaml`` in the first of ``folders`` (config directories) holding it."""
+    for folder in folders:
+        path = Path(folder) / "experiment" / f"{name}.yaml"
+        if path.is_file():
+            return path
+    return None
+
+
+def experiments(folders: Iterable[str | Path]) -> list[str]:
+    """The experiment names in ``folders``."""
+    return sorted({p.stem for folder in folders
+                   for p in (Path(folder) / "experiment").glob("*.yaml")})
+
+
+def kept_defaults(path: Path, groups: Iterable[str] = DEFAULT_GROUPS) -> list[str]:
+    """The groups an experiment file writes inline (a ``GROUP:`` mapping at its top level)
+    without an ``override /GROUP`` entry in its defaults list: the default option stays under
+    them. Empty for a file that cannot be read or is not ``# @package _global_``."""
+    try:
+        text = path.read_text()
+        document = yaml.safe_load(text)
+    except (OSError, yaml.YAMLError, UnicodeDecodeError):
+        return []
+    if not isinstance(document, Mapping) or "@package _global_" not in text.split("\n", 1)[0]:
+        return []
+    overridden = set()
+    for entry in document.get("defaults") or []:
+        if isinstance(entry, Mapping):
+            overridden.update(str(k).replace(" ", "") for k in entry)
+    return [g for g in groups if isinstance(document.get(g), Mapping)
+            and f"override/{g}" not in overridden]
+
+
+def override_hint(path: Path, groups: Sequence[str]) -> str:
+    """One line: which ``override /GROUP: null`` entries the experiment's defaults need."""
+    entries = ", ".join(f"'- override /{g}: null'" for g in groups)
+    sections = ", ".join(f"{g}:" for g in groups)
+    return (f"hint: {path} writes {sections} inline while the default "
+            f"{' and '.join(groups)} stay{'s' if len(groups) == 1 else ''} merged under it: "
+            f"add {entries} to its defaults list")
+
+
+#: how ``python -m runner`` finds a user's own experiments
+RUNNER_CONFIG_DIR = "python -m runner --config-dir DIR"
+
+
+def not_found_hint(name: str, folders: Sequence[str | Path], own: str | Path | None,
+                   how: str = RUNNER_CONFIG_DIR) -> str:
+    """One line for an experiment not found: a near name, and where the user's own go
+    (``how``: the option that names their folder)."""
+    near = did_you_mean(name, experiments(folders))
+    if own is not None:
+        return f"hint: no {Path(own) / 'experiment' / (name + '.yaml')}{near}"
+    return (f"hint: no experiment '{name}' is shipped{near}; your own are found with "
+            f"{how} (DIR/experiment/{name}.yaml)")
+
+
+def compose_hints(text: str, folders: Sequence[str | Path], own: str | Path | None,
+                  how: str = RUNNER_CONFIG_DIR) -> list[str]:
+    """The hint lines for Hydra's error ``text`` (none when no hint applies); ``folders`` are
+    the config directories searched, ``own`` the user's ``--config-dir`` (None: not given)."""
+    found = _NOT_FOUND.search(text)
+    if found:
+        return [not_found_hint(found.group(1), folders, own, how)]
+    inside = _IN_EXPERIMENT.search(text)
+    if inside:
+        path = experiment_file(inside.group(1), folders)
+        groups = kept_defaults(path) if path is not None else []
+        if groups:
+            return [override_hint(path, groups)]
+    return []
