@@ -258,7 +258,7 @@ from .runtime.session_options import (  # noqa: F401
     RunMetadata,
     RunOptions,
 )
-from .summary import SessionLog, Summary  # noqa: F401
+from .summary import HistogramProto, SessionLog, Summary  # noqa: F401
 
 to_float = cast
 

@@ -1,28 +1,29 @@
 """``logger: [tensorboard, mlflow]``: where a run's records go besides metrics.jsonl (always
 written). MLflow: runner/mlflow_logger.py.
 
-TensorBoard: event files (``events.out.tfevents.*``) in the run directory, written with
-TensorBoard's own writer (the ``tensorboard`` extra): every number of a metrics.jsonl record as a
+TensorBoard: event files (``events.out.tfevents.*``) in the run directory, written by the
+engine's own writer (engine.summary.FileWriter; no dependency): every number of a metrics.jsonl record as a
 scalar at its step (the loss, metrics, eval metrics, each group's ``lr`` and gradient norms), and
 at each log step, per group, histograms of its gradient values before (``GROUP/gradients``) and
-after (``GROUP/gradients_processed``) its pipeline. ``tensorboard --logdir outputs`` shows them.
+after (``GROUP/gradients_processed``) its pipeline. ``tensorboard --logdir outputs`` (pip install
+tensorboard) shows them.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import numbers
-import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import numpy as np
 
+from engine.summary import FileWriter, HistogramProto, Summary
 from runner.errors import ConfigError, did_you_mean
 
-#: each logger and the module it needs, from the extra of the same name (pip install
-#: 'gradpipe[NAME]')
-LOGGERS = {"tensorboard": "tensorboard", "mlflow": "mlflow"}
+#: each logger and the module it needs (from the extra of the same name: pip install
+#: 'gradpipe[NAME]'), None when the plain install writes it
+LOGGERS = {"tensorboard": None, "mlflow": "mlflow"}
 HISTOGRAM_BINS = 30
 
 
@@ -46,17 +47,15 @@ def check_loggers(value) -> tuple[str, ...]:
             raise ConfigError(f"logger[{i}]", f"unknown logger {name!r}"
                                               f"{did_you_mean(str(name), LOGGERS)}; one of: "
                                               f"{', '.join(LOGGERS)}")
-        if not _installed(LOGGERS[name]):
+        if LOGGERS[name] is not None and not _installed(LOGGERS[name]):
             raise ConfigError(f"logger[{i}]", f"{name} is not installed: pip install "
                                               f"'gradpipe[{name}]' (or pip install {name})")
     return tuple(names)
 
 
-def histogram(values: np.ndarray):
-    """TensorBoard's HistogramProto of ``values`` (finite ones): min, max, count, sum, sum of
-    squares, and HISTOGRAM_BINS equal buckets, each given by its right edge."""
-    from tensorboard.compat.proto.summary_pb2 import HistogramProto
-
+def histogram(values: np.ndarray) -> HistogramProto:
+    """The HistogramProto of ``values`` (finite ones): min, max, count, sum, sum of squares,
+    and HISTOGRAM_BINS equal buckets, each given by its right edge."""
     values = np.asarray(values, dtype=np.float64).ravel()
     values = values[np.isfinite(values)]
     if values.size == 0:
@@ -69,29 +68,18 @@ def histogram(values: np.ndarray):
 
 
 class TensorBoard:
-    """Event files in ``out_dir``."""
+    """Event files in ``out_dir``, written by the engine's own writer (engine.summary: no
+    TensorFlow or TensorBoard needed to write them)."""
 
     def __init__(self, out_dir: Path):
-        from tensorboard.summary.writer.event_file_writer import EventFileWriter
-
-        self._writer = EventFileWriter(str(out_dir))
+        self._writer = FileWriter(str(out_dir))
 
     def start(self) -> None:
         """Nothing to set up before the first step: the event file is opened already."""
 
-    def _write(self, step: int, values) -> None:
-        from tensorboard.compat.proto.event_pb2 import Event
-        from tensorboard.compat.proto.summary_pb2 import Summary
-
-        if values:
-            self._writer.add_event(Event(wall_time=time.time(), step=step,
-                                         summary=Summary(value=values)))
-
     def log(self, record: Mapping, gradients: Mapping[str, Iterable[np.ndarray]]) -> None:
         """One metrics.jsonl record as scalars; ``gradients`` maps a histogram tag to the
         gradient arrays of that group."""
-        from tensorboard.compat.proto.summary_pb2 import Summary
-
         values = [Summary.Value(tag=key, simple_value=float(value))
                   for key, value in record.items()
                   if key != "step" and isinstance(value, numbers.Real)
@@ -100,8 +88,8 @@ class TensorBoard:
             flat = [np.asarray(a).ravel() for a in arrays]
             values.append(Summary.Value(tag=tag, histo=histogram(
                 np.concatenate(flat) if flat else np.zeros(0))))
-        self._write(int(record["step"]), values)
-        self._writer.flush()
+        if values:
+            self._writer.add_summary(Summary(value=values), int(record["step"]))
 
     def close(self) -> None:
         self._writer.close()

@@ -19,8 +19,8 @@ from ..ops.core import convert_to_tensor
 from ..ops.summary_ops import scalar_summary
 from .writer import FileWriter, SessionLog
 
-__all__ = ["FileWriter", "SessionLog", "Summary", "histogram", "image", "merge", "merge_all",
-           "scalar"]
+__all__ = ["FileWriter", "HistogramProto", "SessionLog", "Summary", "histogram", "image", "merge",
+           "merge_all", "scalar"]
 
 
 def _tag(name):
@@ -73,16 +73,34 @@ def merge_all(key=GraphKeys.SUMMARIES, scope=None, name=None):
     return merge(summaries, name=name) if summaries else None
 
 
+class HistogramProto:
+    """``tf.HistogramProto``, a histogram built in Python for ``Summary.Value(histo=...)``:
+    min, max, num, sum, sum_squares, and the buckets, ``bucket[i]`` values up to
+    ``bucket_limit[i]`` (above the limit before it)."""
+
+    def __init__(self, min=0.0, max=0.0, num=0.0, sum=0.0, sum_squares=0.0,  # noqa: A002
+                 bucket_limit=(), bucket=()):
+        self.min, self.max, self.num, self.sum = float(min), float(max), float(num), float(sum)
+        self.sum_squares = float(sum_squares)
+        self.bucket_limit, self.bucket = list(bucket_limit), list(bucket)
+
+    def SerializeToString(self):  # noqa: N802 (protobuf's name)
+        return protos.histogram(self.min, self.max, self.num, self.sum, self.sum_squares,
+                                self.bucket_limit, self.bucket)
+
+
 class Summary:
     """``tf.Summary``, for summaries built in Python: ``Summary(value=[Summary.Value(tag="acc",
-    simple_value=0.9)])``, passed to ``FileWriter.add_summary``."""
+    simple_value=0.9)])`` (or ``histo=HistogramProto(...)``), passed to
+    ``FileWriter.add_summary``."""
 
     class Value:
-        def __init__(self, tag="", simple_value=None, node_name=None):
-            self.tag, self.simple_value = tag, simple_value
+        def __init__(self, tag="", simple_value=None, node_name=None, histo=None):
+            self.tag, self.simple_value, self.histo = tag, simple_value, histo
 
         def SerializeToString(self):  # noqa: N802 (protobuf's name)
-            return protos.summary_value(self.tag, self.simple_value)
+            histo = self.histo.SerializeToString() if self.histo is not None else None
+            return protos.summary_value(self.tag, self.simple_value, histo=histo)
 
     def __init__(self, value=()):
         self.value = list(value)

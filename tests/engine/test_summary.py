@@ -242,3 +242,20 @@ def test_session_log_and_run_metadata_read_by_tensorboard(tmp_path):
     assert ea.Tags()["run_metadata"] == ["step5"]
     assert ea.RunMetadata("step5") == type(ea.RunMetadata("step5"))()  # empty
     assert [e.value for e in ea.Scalars("x")] == [1.0]
+
+
+def test_a_histogram_built_in_python_is_written_as_its_fields(tmp_path):
+    """tf.Summary.Value(histo=tf.HistogramProto(...)): HistogramProto's fields 1-7 (doubles;
+    the limits and buckets packed)."""
+    histo = tf.HistogramProto(min=-1.0, max=2.0, num=3, sum=1.5, sum_squares=5.25,
+                              bucket_limit=[0.0, 2.0], bucket=[1.0, 2.0])
+    with tf.summary.FileWriter(str(tmp_path)) as writer:
+        writer.add_summary(tf.Summary(value=[tf.Summary.Value(tag="g", histo=histo)]), 7)
+    (path,) = tmp_path.glob("events.out.tfevents.*")
+    event = dict(decode(read_records(path)[1]))
+    assert event[2] == 7
+    value = dict(decode(dict(decode(event[5]))[1]))
+    assert value[1] == b"g"
+    fields = {k: struct.unpack(f"<{len(v) // 8}d", v) for k, v in decode(value[5])}
+    assert fields == {1: (-1.0,), 2: (2.0,), 3: (3.0,), 4: (1.5,), 5: (5.25,), 6: (0.0, 2.0),
+                      7: (1.0, 2.0)}
