@@ -276,11 +276,12 @@ def _kept_default_hint(hydra_cfg) -> None:
 
 def with_hints(text: str, argv: list[str]) -> str:
     """Hydra's compose error ``text`` with runner.hints' lines after it: an experiment not
-    found, or one whose inline section Hydra could not merge with the kept default."""
+    found, one whose inline section Hydra could not merge with the kept default, a mapping
+    override Hydra could not merge."""
     from runner import hints
 
     own = hints.config_dir_argument(argv)
-    lines = hints.compose_hints(text, search_folders(own), own)
+    lines = hints.compose_hints(text, search_folders(own), own, argv=argv)
     return text.rstrip("\n") + "\n" + "\n".join(lines) + "\n" if lines else text
 
 

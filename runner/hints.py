@@ -3,6 +3,10 @@ do.
 
 - An experiment that is not found: the user's own experiments are found with ``--config-dir
   DIR`` (``python -m runner`` and ``python -m runner.regress``), and a near name is suggested.
+- A mapping given on the command line to a key that holds a mapping already
+  (``train.early_stopping={monitor: eval/loss, min_delta: 0.01}`` where the experiment set
+  ``{monitor: eval/loss, patience: 3}``): Hydra merges it key by key and refuses a key the
+  composed mapping lacks, and its own advice (``+train.early_stopping=...``) fails too.
 - An experiment that writes a ``model:`` (``data:``, ``groups:``) section inline while the
   default option of that group (``model: linear`` in configs/config.yaml) stays merged under
   it: Hydra then fails to merge the two (``Cannot merge DictConfig with ListConfig``), or the
@@ -24,6 +28,7 @@ from runner.errors import did_you_mean
 DEFAULT_GROUPS = ("model", "data", "groups")
 _NOT_FOUND = re.compile(r"Could not find 'experiment/([^']+)'")
 _IN_EXPERIMENT = re.compile(r"^In 'experiment/([^']+)'", re.MULTILINE)
+_NOT_OVERRIDDEN = re.compile(r"Could not override '([^']+)'")
 
 
 def config_dir_argument(argv: Sequence[str]) -> str | None:
@@ -95,10 +100,27 @@ def not_found_hint(name: str, folders: Sequence[str | Path], own: str | Path | N
             f"{how} (DIR/experiment/{name}.yaml)")
 
 
+def mapping_override_hint(text: str, argv: Sequence[str]) -> list[str]:
+    """The hint for a mapping override Hydra could not merge into the mapping there."""
+    found = _NOT_OVERRIDDEN.search(text)
+    if not found or "is not in struct" not in text:
+        return []
+    key = found.group(1)
+    values = [a.split("=", 1)[1] for a in argv if "=" in a and a.split("=", 1)[0] == key]
+    if not values or not values[-1].lstrip().startswith("{"):
+        return []
+    return [f"hint: {key} holds a mapping already, and Hydra merges a mapping into it key by key: "
+            f"replace it whole with '~{key}' '+{key}={values[-1]}'"]
+
+
 def compose_hints(text: str, folders: Sequence[str | Path], own: str | Path | None,
-                  how: str = RUNNER_CONFIG_DIR) -> list[str]:
+                  how: str = RUNNER_CONFIG_DIR, argv: Sequence[str] = ()) -> list[str]:
     """The hint lines for Hydra's error ``text`` (none when no hint applies); ``folders`` are
-    the config directories searched, ``own`` the user's ``--config-dir`` (None: not given)."""
+    the config directories searched, ``own`` the user's ``--config-dir`` (None: not given),
+    ``argv`` the command line's overrides."""
+    merged = mapping_override_hint(text, argv)
+    if merged:
+        return merged
     found = _NOT_FOUND.search(text)
     if found:
         return [not_found_hint(found.group(1), folders, own, how)]

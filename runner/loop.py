@@ -495,12 +495,20 @@ class Trainer:
         parts.append(f"{rate:.1f} steps/s")
         return " | ".join(parts)
 
-    def _summary_table(self, status: str, wall_time: float) -> str:
+    def _summary_table(self, status: str, wall_time: float, extra: Mapping) -> str:
+        """What the terminal shows at the end: status, steps, why the run stopped, the best
+        checkpoint (train.keep_best), then the final values."""
         final = dict(self.last_record)
         final.update(self.last_eval)
         final.pop("step", None)
         rows = [("status", status), ("steps", str(self.step)),
                 ("wall time", f"{wall_time:.2f} s"), ("run directory", str(self.out_dir.resolve()))]
+        if extra.get("stop_reason"):
+            rows.insert(2, ("stopped", extra["stop_reason"]))
+        best = extra.get("best")
+        if best:
+            rows.append(("best", f"{best['monitor']} {_fmt(best['value'])} at step {best['step']} "
+                                 f"({best['path']})"))
         final.pop("skipped_steps", None)
         if self.skipped:
             rows.append(("skipped steps", str(self.skipped)))
@@ -653,7 +661,7 @@ class Trainer:
             extra["best"] = {"monitor": self.keep_best.monitor, "value": self.keep_best.best,
                              "step": self.keep_best.best_step, "path": BEST}
         self.write_summary(status, wall, **extra)
-        log.info(self._summary_table(status, wall))
+        log.info(self._summary_table(status, wall, extra))
         return code
 
     def _to_loggers(self, record: Mapping, values: Mapping) -> None:

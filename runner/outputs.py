@@ -91,7 +91,7 @@ def _metric_names(records: Sequence[Mapping]) -> list[str]:
     for record in records:
         for key in record:
             name = key.removeprefix("eval/")
-            if "/" not in name and name not in ("step", "loss", "skipped_steps"):
+            if "/" not in name and name not in ("step", "epoch", "loss", "skipped_steps"):
                 names[name] = None
     return list(names)
 

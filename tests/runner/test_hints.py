@@ -100,3 +100,17 @@ def test_kept_defaults_are_the_inline_sections_without_an_override(tmp_path):
     (["seed=-1", "~train.plots"], ["seed=-1", "~train.plots"])])
 def test_options_go_before_the_overrides(argv, expected):
     assert options_first(argv) == expected
+
+
+def test_a_mapping_override_hydra_cannot_merge_gets_the_replace_line(tmp_path):
+    _experiment(tmp_path / "mine", "stops", INLINE_MODEL.replace(
+        "    data: {source: moons, n: 64}",
+        "    data: {source: moons, n: 64}\n    train: {early_stopping: {monitor: loss}}"))
+    value = "{monitor: loss, min_delta: 0.01}"
+    proc = run_cli("--config-dir", "mine", "+experiment=stops", f"train.early_stopping={value}",
+                   cwd=tmp_path, check_code=2)
+    assert "Key 'min_delta' is not in struct" in proc.stderr
+    assert _last_line(proc) == (
+        "hint: train.early_stopping holds a mapping already, and Hydra merges a mapping into it "
+        f"key by key: replace it whole with '~train.early_stopping' "
+        f"'+train.early_stopping={value}'")
