@@ -100,6 +100,7 @@ class MLflow:
             if recorded is not None:
                 self.run_id = recorded
                 self.client.update_run(self.run_id, status="RUNNING")
+                log.info("MLflow: logging on into run %s at %s", self.run_id, self.uri)
                 return
             name = os.environ.get("MLFLOW_EXPERIMENT_NAME") or DEFAULT_EXPERIMENT
             experiment = self.client.get_experiment_by_name(name)
@@ -110,6 +111,7 @@ class MLflow:
             self.run_id = run.info.run_id
             self._write_record(experiment_id)
             self._log_params()
+            log.info("MLflow: run %s in experiment '%s' at %s", self.run_id, name, self.uri)
         except ConfigError:
             raise
         except Exception as exc:  # noqa: BLE001 - MLflow raises many kinds; one line each
