@@ -114,23 +114,29 @@ def test_goldens_recorded_with_other_overrides_are_reported(tmp_path):
     assert "re-record them with --update" in check_fixture(path)[0]
 
 
-def test_a_fixture_of_the_users_own_experiment(tmp_path):
-    """An experiment in the fixture's config_dir, found as with --config-dir."""
-    (tmp_path / "configs" / "experiment").mkdir(parents=True)
-    (tmp_path / "configs" / "experiment" / "quadratic.yaml").write_text(textwrap.dedent("""\
+def _quadratic(folder, name, init, steps):
+    """A user's experiment in ``folder``/experiment: sum(w ** 2) by SGD at 0.25, which halves w
+    at each step (w <- w - 0.25 * 2w), so the loss falls 4x a step."""
+    (folder / "experiment").mkdir(parents=True)
+    (folder / "experiment" / f"{name}.yaml").write_text(textwrap.dedent(f"""\
         # @package _global_
         defaults:
           - override /model: null
           - override /data: null
           - override /groups: null
         model:
-          variables: {w: {init: [3.0, -1.0]}}
-          graph: {loss: sum(w ** 2)}
+          variables: {{w: {{init: {init}}}}}
+          graph: {{loss: sum(w ** 2)}}
           loss: loss
         groups:
-          all: {select: {variables: [w]}, optimizer: {name: sgd, learning_rate: 0.25}}
-        train: {steps: 2, log_every: 1}
+          all: {{select: {{variables: [w]}}, optimizer: {{name: sgd, learning_rate: 0.25}}}}
+        train: {{steps: {steps}, log_every: 1}}
     """))
+
+
+def test_a_fixture_of_the_users_own_experiment(tmp_path):
+    """An experiment in the fixture's config_dir, found as with --config-dir."""
+    _quadratic(tmp_path / "configs", "quadratic", [3.0, -1.0], 2)
     (tmp_path / "q.yaml").write_text('overrides: ["+experiment=quadratic"]\nconfig_dir: configs\n')
     assert check_fixture(tmp_path / "q.yaml", update=True) == []
     golden = json.loads((tmp_path / "q.golden.json").read_text())
@@ -143,21 +149,7 @@ def test_config_dir_finds_the_users_experiments_and_is_named_when_one_is_missing
                                                                                 capsys):
     """Experiments kept apart from the fixtures: ``--config-dir DIR`` (also for the recording
     processes of --update); without it the failure says how to name the folder."""
-    (tmp_path / "experiments" / "experiment").mkdir(parents=True)
-    (tmp_path / "experiments" / "experiment" / "half.yaml").write_text(textwrap.dedent("""\
-        # @package _global_
-        defaults:
-          - override /model: null
-          - override /data: null
-          - override /groups: null
-        model:
-          variables: {w: {init: [4.0]}}
-          graph: {loss: sum(w ** 2)}
-          loss: loss
-        groups:
-          all: {select: {variables: [w]}, optimizer: {name: sgd, learning_rate: 0.25}}
-        train: {steps: 3, log_every: 1}
-    """))
+    _quadratic(tmp_path / "experiments", "half", [4.0], 3)
     (tmp_path / "fixtures").mkdir()
     fixture = tmp_path / "fixtures" / "half.yaml"
     fixture.write_text('overrides: ["+experiment=half"]\n')
