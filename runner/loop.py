@@ -111,7 +111,9 @@ def prepare(cfg: Mapping, base_dir: Path) -> tuple[RunConfig, Model, Dataset | N
         if config.model.inputs:
             if dataset is not None:
                 errors.append(ConfigError("train.eval_every", "needs a held-out split: set "
-                                                              "data.eval_fraction (e.g. 0.1)"))
+                                                              "data.eval_fraction (e.g. 0.1; on "
+                                                              "the command line "
+                                                              "++data.eval_fraction=0.1)"))
         else:
             errors.append(ConfigError("train.eval_every", "needs data: the model has no inputs"))
     if config.train is not None and config.train.epochs and config.mode == "train" \
