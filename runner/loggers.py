@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.summary import FileWriter, HistogramProto, Summary
+from engine.summary import FileWriter, HistogramProto, SessionLog, Summary
 from runner.errors import ConfigError, did_you_mean
 
 #: each logger and the module it needs (from the extra of the same name: pip install
@@ -74,8 +74,12 @@ class TensorBoard:
     def __init__(self, out_dir: Path):
         self._writer = FileWriter(str(out_dir))
 
-    def start(self) -> None:
-        """Nothing to set up before the first step: the event file is opened already."""
+    def start(self, step: int) -> None:
+        """A run that goes on from a checkpoint at ``step`` (a resume) writes a SessionLog START
+        at the step after it: TensorBoard then drops what an earlier run logged past the
+        checkpoint (a run killed after it), as it does for TF's restarted sessions."""
+        if step > 0:
+            self._writer.add_session_log(SessionLog(status=SessionLog.START), step + 1)
 
     def log(self, record: Mapping, gradients: Mapping[str, Iterable[np.ndarray]]) -> None:
         """One metrics.jsonl record as scalars; ``gradients`` maps a histogram tag to the

@@ -562,7 +562,7 @@ class Trainer:
         log.info("run directory: %s", self.out_dir.resolve())
         self._start()
         for logger in self.loggers:
-            logger.start()
+            logger.start(self.step)
         for warning in self.model.warnings:
             log.warning(warning)
         if self.model.frozen:

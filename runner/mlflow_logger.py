@@ -91,9 +91,10 @@ class MLflow:
         self._failed = False
 
     # -- the run -------------------------------------------------------------------------
-    def start(self) -> None:
+    def start(self, step: int = 0) -> None:
         """Create the MLflow run (or, resuming, take up the recorded one) and log the params;
-        a store that cannot be reached is a ConfigError at ``logger``."""
+        a store that cannot be reached is a ConfigError at ``logger``. (``step``, where the run
+        starts, changes nothing here: MLflow keeps every value logged at a step.)"""
         try:
             self.client = self._client_class(tracking_uri=self.uri)
             recorded = self._recorded()

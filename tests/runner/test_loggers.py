@@ -41,3 +41,24 @@ def test_an_unknown_logger_is_a_config_error(tmp_path, capsys):
     assert run_config(cfg, tmp_path) == 2
     assert "logger[0]: unknown logger 'tensorbord' (did you mean 'tensorboard'?)" in \
         capsys.readouterr().err
+
+
+def test_a_resumed_run_replaces_what_the_killed_one_logged_past_its_checkpoint(tmp_path):
+    """A run killed after its checkpoint at step 4 had logged steps 6 and 8; the resumed run
+    logs them anew, and TensorBoard shows each step once, the resumed run's values."""
+    from runner.loggers import TensorBoard
+
+    killed = TensorBoard(tmp_path)
+    killed.start(0)
+    for step in (2, 4, 6, 8):
+        killed.log({"step": step, "loss": float(step)}, {})
+    killed.close()
+    resumed = TensorBoard(tmp_path)
+    resumed.start(4)
+    for step in (6, 8):
+        resumed.log({"step": step, "loss": -float(step)}, {})
+    resumed.close()
+    events = EventAccumulator(str(tmp_path), size_guidance={"scalars": 0})
+    events.Reload()
+    assert [(e.step, e.value) for e in events.Scalars("loss")] == [
+        (2, 2.0), (4, 4.0), (6, -6.0), (8, -8.0)]
