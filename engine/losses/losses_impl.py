@@ -139,24 +139,25 @@ def _checked(labels, predictions, what, dtype=_dtypes.float32):
     return labels, predictions
 
 
-def mean_squared_error(labels, predictions, weights=1.0, scope=None,
-                       loss_collection=GraphKeys.LOSSES,
-                       reduction=Reduction.SUM_BY_NONZERO_WEIGHTS):
-    """The weighted squared differences, reduced."""
-    with name_scope(scope, "mean_squared_error") as scope:
-        labels, predictions = _checked(labels, predictions, "mean_squared_error")
-        return compute_weighted_loss(square(predictions - labels), weights, scope,
-                                     loss_collection, reduction)
+def _pointwise(name, per_element, doc):
+    """A loss of labels and predictions compared element by element (float32, as TF)."""
+
+    def loss(labels, predictions, weights=1.0, scope=None, loss_collection=GraphKeys.LOSSES,
+             reduction=Reduction.SUM_BY_NONZERO_WEIGHTS):
+        with name_scope(scope, name) as scope:
+            labels, predictions = _checked(labels, predictions, name)
+            return compute_weighted_loss(per_element(labels, predictions), weights, scope,
+                                         loss_collection, reduction)
+
+    loss.__name__ = loss.__qualname__ = name
+    loss.__doc__ = doc
+    return loss
 
 
-def absolute_difference(labels, predictions, weights=1.0, scope=None,
-                        loss_collection=GraphKeys.LOSSES,
-                        reduction=Reduction.SUM_BY_NONZERO_WEIGHTS):
-    """The weighted absolute differences, reduced."""
-    with name_scope(scope, "absolute_difference") as scope:
-        labels, predictions = _checked(labels, predictions, "absolute_difference")
-        return compute_weighted_loss(abs_(predictions - labels), weights, scope,
-                                     loss_collection, reduction)
+mean_squared_error = _pointwise("mean_squared_error", lambda y, p: square(p - y),
+                                "The weighted squared differences, reduced.")
+absolute_difference = _pointwise("absolute_difference", lambda y, p: abs_(p - y),
+                                 "The weighted absolute differences, reduced.")
 
 
 def huber_loss(labels, predictions, weights=1.0, delta=1.0, scope=None,
