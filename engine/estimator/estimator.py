@@ -22,6 +22,10 @@ params, config)`` (the arguments its signature names), and runs the spec in a se
   ``yield_single_examples=False``) of the latest checkpoint (or of freshly initialized
   variables when there is none, as TF warns and does).
 
+``warm_start_from`` (a checkpoint directory or prefix, or a WarmStartSettings) initializes the
+trainable variables found there by name when ``model_dir`` has no checkpoint yet; each
+evaluation also writes its scalars to ``model_dir/eval`` for TensorBoard.
+
 Hooks (``hooks=``, the spec's ``training_hooks``...) follow ``tf.train.SessionRunHook``'s
 protocol: begin, after_create_session, before_run / after_run around each step, end.
 """
@@ -47,9 +51,10 @@ from ..ops.variables import (
     global_variables,
     global_variables_initializer,
     local_variables_initializer,
+    trainable_variables,
 )
 from ..runtime.session import Session
-from ..summary import FileWriter, merge_all, scalar
+from ..summary import FileWriter, Summary, merge_all, scalar
 from ..train.checkpoint_management import get_checkpoint_state, latest_checkpoint
 from ..train.global_step import get_or_create_global_step
 from ..train.saver import Saver, list_variables, load_variable
@@ -241,6 +246,8 @@ class Estimator:
                 sess.run(init)
                 if restored is not None:
                     saver.restore(sess, restored)
+                elif self._warm_start_from is not None:
+                    self._warm_start(sess)
                 all_hooks.after_create_session(sess)
                 self._train_loop(sess, spec, global_step, saver, summaries, all_hooks, steps,
                                  max_steps, restored is None, saving_listeners or ())
@@ -305,6 +312,22 @@ class Estimator:
             if writer is not None:
                 writer.close()
 
+    def _warm_start(self, sess):
+        """TF's default warm start: every trainable variable found (by name) in the
+        ``warm_start_from`` checkpoint (a directory or a prefix) takes its value there."""
+        source = self._warm_start_from
+        source = getattr(source, "ckpt_to_initialize_from", source)
+        if os.path.isdir(source):
+            source = latest_checkpoint(source)
+            if source is None:
+                raise ValueError(f"warm_start_from: no checkpoint in {self._warm_start_from}")
+        saved = dict(list_variables(source))
+        for var in trainable_variables():
+            name = var.op.name
+            if name in saved:
+                sess._load_variable(var, load_variable(source, name))
+                logger.info("Warm-starting variable: %s", name)
+
     def _checkpoint_step(self):
         path = self.latest_checkpoint()
         if path is None:
@@ -349,7 +372,16 @@ class Estimator:
                 results["global_step"] = int(sess.run(global_step))
                 all_hooks.end(sess)
         logger.info("Saving dict for global step %d: %s", results["global_step"], results)
+        self._write_eval_summary(results, name)
         return results
+
+    def _write_eval_summary(self, results, name):
+        """The evaluation's scalars as TensorBoard events in ``model_dir/eval`` (``eval_NAME``)
+        at its global step, as TF writes them."""
+        with FileWriter(os.path.join(self._model_dir, f"eval_{name}" if name else "eval")) as w:
+            w.add_summary(Summary(value=[
+                Summary.Value(tag=k, simple_value=float(v)) for k, v in results.items()
+                if k != "global_step" and np.ndim(v) == 0]), results["global_step"])
 
     # -- predict -----------------------------------------------------------------------------
     def predict(self, input_fn, predict_keys=None, hooks=None, checkpoint_path=None,

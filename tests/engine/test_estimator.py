@@ -241,3 +241,24 @@ def test_train_and_evaluate_evaluates_each_new_checkpoint(tmp_path):
     assert result["loss"] == pytest.approx(np.mean([np.mean(e ** 2) for e in errs]), rel=1e-6)
     with pytest.raises(TypeError, match="train_spec"):
         tf.estimator.train_and_evaluate(est, None, None)
+
+
+def test_warm_start_and_the_evaluation_events(tmp_path):
+    from tests.engine.test_summary import read_records, scalars_in
+
+    source = estimator(tmp_path, "source").train(train_input(), steps=4)
+    warm = tf.estimator.Estimator(model_fn, model_dir=str(tmp_path / "warm"), params={"lr": LR},
+                                  warm_start_from=source.model_dir)
+    warm.train(train_input(), steps=1)
+    W, b = source.get_variable_value("W"), source.get_variable_value("b")
+    x, y = batches(4, 1)[0]
+    err = x @ W + b - y
+    np.testing.assert_allclose(warm.get_variable_value("W"), W - LR_APPLIED * 2 * x.T @ err / 4,
+                               rtol=1e-12)
+    assert warm.get_variable_value("global_step") == 1  # not warm-started: not trainable
+
+    results = source.evaluate(train_input(epochs=1))
+    (events,) = (tmp_path / "source" / "eval").glob("events.out.tfevents.*")
+    got = {tag: (step, v) for step, tag, v in scalars_in(read_records(events))}
+    assert got["loss"] == (4, pytest.approx(results["loss"], rel=1e-6))
+    assert got["mae"] == (4, pytest.approx(results["mae"], rel=1e-6))
