@@ -11,12 +11,16 @@ OutOfRangeError: break`` loops. Kinds, as TF1's:
   feed_dict=...)`` starts (or restarts) a pass, evaluating what the dataset captured, such as
   the placeholders of ``from_tensor_slices``;
 - reinitializable (``Iterator.from_structure(types, shapes)``): ``make_initializer(dataset)``
-  gives an initializer per dataset of that structure (training and validation sets).
+  gives an initializer per dataset of that structure (training and validation sets);
+- feedable (``Iterator.from_string_handle(handle, types, shapes)``): each run walks the
+  iterator whose handle (``sess.run(iterator.string_handle())``) is fed to ``handle``.
 
 Eagerly, ``iter(dataset)`` (``for x in dataset``) gives an ``EagerIterator`` of eager tensors.
 """
 
 from __future__ import annotations
+
+import itertools
 
 from ..framework import dtypes as _dtypes
 from ..framework.eager import eager_mode
@@ -52,6 +56,7 @@ class Iterator(nest.HasElementSpec):
         self._one_shot = one_shot
         self._dataset = dataset
         self._initializer = None
+        self._handle_tensor = None
         if one_shot:
             captures = dataset._captures()
             placeholder = _placeholders_behind(captures)
@@ -86,9 +91,7 @@ class Iterator(nest.HasElementSpec):
     def make_initializer(self, dataset, name=None):
         """An op that starts a pass of this iterator over ``dataset`` (of its structure)."""
         mine, theirs = self._structure, dataset._structure
-        if not nest.same_structure(mine, theirs) or any(
-                a.dtype != b.dtype or not a.shape.is_compatible_with(b.shape)
-                for a, b in zip(nest.flatten(mine), nest.flatten(theirs))):
+        if not _compatible(mine, theirs):
             raise TypeError(f"Expected output types and shapes {nest.describe(mine)} but got "
                             f"dataset with {nest.describe(theirs)}.")
         return apply("MakeIterator", dataset._captures(), name=name or "MakeIterator",
@@ -105,9 +108,54 @@ class Iterator(nest.HasElementSpec):
         return nest.pack(self._structure, outputs)
 
     def string_handle(self, name=None):
-        raise NotImplementedError("feedable iterators (string_handle, from_string_handle) are "
-                                  "not supported: use Iterator.from_structure and "
-                                  "make_initializer(dataset) per dataset")
+        """A string tensor naming this iterator, to feed to a feedable iterator's handle
+        (running it starts a one-shot iterator)."""
+        if self._handle_tensor is None:
+            self._handle = f"Iterator:{next(_handles)}"
+            self._handle_tensor = apply(
+                "IteratorToStringHandle", self._dataset._captures() if self._one_shot else [],
+                name=name or "IteratorToStringHandle", iterator=self,
+                dataset=self._dataset if self._one_shot else None, handle=self._handle)
+        return self._handle_tensor
+
+    @staticmethod
+    def from_string_handle(string_handle, output_types, output_shapes=None,
+                           output_classes=None):
+        """A feedable iterator: ``get_next`` walks the iterator whose handle ``string_handle``
+        (a scalar string placeholder) holds when it runs."""
+        handle = string_handle._as_graph_element() if hasattr(
+            string_handle, "_as_graph_element") else string_handle
+        if not isinstance(handle, Tensor) or not handle.dtype.is_string:
+            raise TypeError(f"string_handle must be a string tensor, got {string_handle!r}")
+        return _FeedableIterator(Iterator.from_structure(output_types, output_shapes)._structure,
+                                 handle)
+
+
+def _compatible(mine, theirs) -> bool:
+    return nest.same_structure(mine, theirs) and all(
+        a.dtype == b.dtype and a.shape.is_compatible_with(b.shape)
+        for a, b in zip(nest.flatten(mine), nest.flatten(theirs)))
+
+
+_handles = itertools.count(1)
+
+
+class _FeedableIterator(nest.HasElementSpec):
+    """``Iterator.from_string_handle``: the iterator is chosen by the fed handle at each run."""
+
+    def __init__(self, element_spec, handle):
+        self._structure = element_spec
+        self._handle = handle
+
+    def get_next(self, name=None):
+        specs = nest.flatten(self._structure)
+        mine = self._structure
+        outputs = apply("IteratorFromStringHandleGetNext", [self._handle],
+                        name=name or "IteratorGetNext",
+                        specs=tuple((s.dtype, s.shape) for s in specs),
+                        accepts=lambda iterator: _compatible(mine, iterator._structure))
+        outputs = [outputs] if isinstance(outputs, Tensor) else list(outputs)
+        return nest.pack(self._structure, outputs)
 
 
 class EagerIterator(nest.HasElementSpec):

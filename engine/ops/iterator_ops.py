@@ -1,5 +1,7 @@
-"""The two ops of ``tf.data`` iterators: ``MakeIterator`` (an iterator's initializer) and
-``IteratorGetNext`` (the next element, one output per component).
+"""The ops of ``tf.data`` iterators: ``MakeIterator`` (an iterator's initializer),
+``IteratorGetNext`` (the next element, one output per component), and for feedable iterators
+``IteratorToStringHandle`` (an iterator's handle, a string to feed) and
+``IteratorFromStringHandleGetNext`` (the next element of the iterator a fed handle names).
 
 An iterator is a resource of the session that runs these ops (``state.resources``): the
 initializer starts a fresh pass over its dataset, ``get_next`` advances it. Neither op knows what
@@ -14,7 +16,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..framework.errors import FailedPreconditionError, OutOfRangeError
+from ..framework import dtypes as _dtypes
+from ..framework.errors import FailedPreconditionError, InvalidArgumentError, OutOfRangeError
+from ..framework.graph import TensorShape
 from ..framework.registry import register
 
 
@@ -23,18 +27,22 @@ def _make_iterator_forward(state, op, *captured):
     state.resources[iterator] = op.attrs["dataset"].start(state, dict(zip(op.inputs, captured)))
 
 
-def _get_next_forward(state, op, *captured):
-    iterator = op.attrs["iterator"]
+def _started(state, op, iterator, dataset, captured):
+    """The elements of ``iterator`` in this session; a one-shot iterator (``dataset`` given)
+    starts at its first use, with the values its inputs captured."""
     elements = state.resources.get(iterator)
     if elements is None:
-        if op.attrs["dataset"] is None:
+        if dataset is None:
             raise FailedPreconditionError(
                 "GetNext() failed because the iterator has not been initialized. Ensure that you "
                 "have run the initializer operation for this iterator before getting the next "
                 f"element (op '{op.name}').", op=op)
-        # A one-shot iterator starts at its first get_next, with the values its inputs captured.
-        elements = state.resources[iterator] = op.attrs["dataset"].start(
-            state, dict(zip(op.inputs, captured)))
+        elements = state.resources[iterator] = dataset.start(state, dict(zip(op.inputs,
+                                                                             captured)))
+    return elements
+
+
+def _next(op, elements):
     try:
         flat = next(elements)
     except StopIteration:
@@ -44,6 +52,35 @@ def _get_next_forward(state, op, *captured):
     flat = [v.copy() if v.base is not None or not v.flags.writeable else v
             for v in map(np.asarray, flat)]
     return flat[0] if len(flat) == 1 else tuple(flat)
+
+
+def _get_next_forward(state, op, *captured):
+    attrs = op.attrs
+    return _next(op, _started(state, op, attrs["iterator"], attrs["dataset"], captured))
+
+
+def _to_handle_forward(state, op, *captured):
+    """The iterator's handle; the session remembers which iterator it names (a one-shot
+    iterator starts here, as TF creates its resource then)."""
+    attrs = op.attrs
+    if attrs["dataset"] is not None:
+        _started(state, op, attrs["iterator"], attrs["dataset"], captured)
+    state.resources[("handle", attrs["handle"])] = attrs["iterator"]
+    return np.array(attrs["handle"].encode(), dtype=object)
+
+
+def _from_handle_get_next_forward(state, op, handle):
+    name = handle[()] if isinstance(handle, np.ndarray) else handle
+    iterator = state.resources.get(("handle", name.decode() if isinstance(name, bytes) else name))
+    if iterator is None:
+        raise InvalidArgumentError(
+            f"{name!r} is not the handle of an iterator of this session: feed the value "
+            f"sess.run(iterator.string_handle()) returned (op '{op.name}')", op=op)
+    if not op.attrs["accepts"](iterator):
+        raise InvalidArgumentError(
+            f"the iterator of handle {name!r} does not have the element types and shapes of "
+            f"this feedable iterator (op '{op.name}')", op=op)
+    return _next(op, _started(state, op, iterator, None, ()))
 
 
 def _make_iterator_infer(inputs, iterator, dataset):
@@ -56,3 +93,8 @@ def _get_next_infer(inputs, iterator, dataset, specs):
 
 register("MakeIterator", _make_iterator_forward, _make_iterator_infer, stateful=True)
 register("IteratorGetNext", _get_next_forward, _get_next_infer, stateful=True)
+register("IteratorToStringHandle", _to_handle_forward,
+         lambda inputs, iterator, dataset, handle: [(_dtypes.string, TensorShape([]))],
+         stateful=True)
+register("IteratorFromStringHandleGetNext", _from_handle_get_next_forward,
+         lambda inputs, specs, accepts: list(specs), stateful=True)

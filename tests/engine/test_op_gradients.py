@@ -537,6 +537,10 @@ NON_DIFFERENTIABLE: dict[str, Callable] = {
     "Unique": lambda x: tf.unique(tf.reshape(x, [-1]))[0],
     "IteratorGetNext": lambda x: tf.data.Dataset.from_tensor_slices(x).batch(2)
     .make_initializable_iterator().get_next(),
+    "IteratorToStringHandle": lambda x: tf.size(
+        tf.data.Dataset.from_tensors(x).make_initializable_iterator().string_handle()),
+    "IteratorFromStringHandleGetNext": lambda x: tf.data.Iterator.from_string_handle(
+        tf.placeholder(tf.string, []), tf.float64, [2, 3]).get_next(),
     "MakeIterator": lambda x: tf.size(tf.tuple([x], control_inputs=[
         tf.data.Dataset.from_tensors(x).make_initializable_iterator().initializer])[0]),
     # the optimizers' deduplication of a gradient, made after differentiation

@@ -199,6 +199,34 @@ def test_reinitializable_iterator_switches_datasets():
         it.make_initializer(Dataset.from_tensor_slices([1.0]))
 
 
+def test_feedable_iterator_as_in_tfs_guide():
+    training = Dataset.range(100).map(lambda x: x * 2).repeat()
+    validation = Dataset.range(5)
+    handle = tf.placeholder(tf.string, shape=[])
+    iterator = tf.data.Iterator.from_string_handle(handle, training.output_types,
+                                                   training.output_shapes)
+    nxt = iterator.get_next()
+    training_iterator = training.make_one_shot_iterator()
+    validation_iterator = validation.make_initializable_iterator()
+    other = Dataset.from_tensors([1.0]).make_one_shot_iterator()
+    with tf.Session() as sess:
+        training_handle = sess.run(training_iterator.string_handle())
+        validation_handle = sess.run(validation_iterator.string_handle())
+        seen = []
+        for _ in range(2):
+            seen += [sess.run(nxt, {handle: training_handle}) for _ in range(3)]
+            sess.run(validation_iterator.initializer)
+            assert [sess.run(nxt, {handle: validation_handle}) for _ in range(5)] == [
+                0, 1, 2, 3, 4]
+            with pytest.raises(tf.errors.OutOfRangeError):
+                sess.run(nxt, {handle: validation_handle})
+        assert seen == [0, 2, 4, 6, 8, 10]  # the training iterator continues where it was
+        with pytest.raises(tf.errors.InvalidArgumentError, match="not the handle"):
+            sess.run(nxt, {handle: b"Iterator:unknown"})
+        with pytest.raises(tf.errors.InvalidArgumentError, match="element types"):
+            sess.run(nxt, {handle: sess.run(other.string_handle())})
+
+
 def test_compat_v1_functions_and_element_never_aliased():
     source = np.arange(6, dtype=np.float32).reshape(2, 3)
     it = tf.data.make_one_shot_iterator(Dataset.from_tensors(source).repeat(3))
