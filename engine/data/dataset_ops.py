@@ -21,6 +21,10 @@ a ``repeat``) draws a new order unless ``reshuffle_each_iteration=False``; re-in
 iterator restarts the sequence of orders, so a seeded pipeline repeats itself. The orders are
 not TF's (another random generator).
 
+Rows of arrays (``from_tensor_slices``, shuffled, repeated, taken or skipped) are batched by
+gathering each batch's rows at once, with the order and values of the element-by-element path
+(a ``map`` before ``batch`` takes that path: its function runs per element).
+
 ``prefetch``, ``cache`` and ``num_parallel_calls`` change nothing here: elements are made when
 ``get_next`` asks for them, in one thread.
 """
@@ -45,6 +49,7 @@ from .structure import TensorSpec
 AUTOTUNE = -1
 _INFINITE = -1
 _DEFAULT_GRAPH_SEED = 87654321  # TF's, for an op seed given without a graph seed
+_DRAWS = 4096  # shuffle's random numbers drawn at a time
 _eager_op_seeds = itertools.count(1)
 
 
@@ -137,6 +142,13 @@ class Dataset(nest.HasElementSpec):
 
     def _iterate(self, ctx):
         raise NotImplementedError
+
+    def _rows(self, ctx):
+        """For a dataset whose elements are rows of arrays (``from_tensor_slices``, then
+        ``shuffle``, ``repeat``, ``take`` or ``skip``, which only pick and order rows): the
+        arrays and an iterator of row numbers, so that ``batch`` gathers a whole batch at once
+        (the same values and order as element by element); None for others."""
+        return None
 
     def __iter__(self):
         if not executing_eagerly():
@@ -295,15 +307,22 @@ class _TensorSlices(Dataset):
         super().__init__(nest.pack(structure, specs))
         self._own_captures = tuple(flat)
 
-    def _iterate(self, ctx):
+    def _rows(self, ctx):
         arrays = [np.asarray(ctx.value(t)) for t in self._own_captures]
         lengths = {len(a) for a in arrays}
         if len(lengths) > 1:
             raise InvalidArgumentError(
                 "from_tensor_slices: all components must have the same size in the 0th "
                 f"dimension, got {[len(a) for a in arrays]}")
-        for i in range(lengths.pop()):
-            yield [a[i] for a in arrays]
+        return arrays, iter(range(lengths.pop()))
+
+    def _iterate(self, ctx):
+        return _elements_of(self._rows(ctx))
+
+
+def _elements_of(rows):
+    arrays, order = rows
+    return ([a[i] for a in arrays] for i in order)
 
 
 class _Tensors(Dataset):
@@ -459,6 +478,14 @@ class _Batch(_Unary):
         size = ctx.scalar(self._size)
         if size <= 0:
             raise InvalidArgumentError(f"batch_size must be greater than zero, got {size}")
+        source = None if self._padded else self._input._rows(ctx)
+        if source is not None:  # rows of arrays: gather each batch at once
+            arrays, order = source
+            while True:
+                batch = list(itertools.islice(order, size))
+                if not batch or (len(batch) < size and self._drop):
+                    return
+                yield [a[batch] for a in arrays]
         rows = []
         for element in self._input._iterate(ctx):
             rows.append(element)
@@ -520,7 +547,34 @@ class _Unbatch(_Unary):
                 yield [a[i] for a in arrays]
 
 
-class _Shuffle(_Unary):
+class _Reordering(_Unary):
+    """A transformation that picks and orders the input's elements without looking into them:
+    ``_stream(ctx, items)`` works on ``items()``, a fresh iterator over the input's elements,
+    or over its row numbers when the input is rows of arrays (see ``Dataset._rows``)."""
+
+    def _stream(self, ctx, items):
+        raise NotImplementedError
+
+    def _rows(self, ctx):
+        inner = self._input._rows(ctx)
+        if inner is None:
+            return None
+        arrays, first = inner
+        pending = [first]
+
+        def items():
+            return pending.pop() if pending else self._input._rows(ctx)[1]
+
+        return arrays, self._stream(ctx, items)
+
+    def _iterate(self, ctx):
+        rows = self._rows(ctx)
+        if rows is not None:
+            return _elements_of(rows)
+        return self._stream(ctx, lambda: self._input._iterate(ctx))
+
+
+class _Shuffle(_Reordering):
     def __init__(self, input_dataset, buffer_size, seed, reshuffle):
         self._buffer = _param(buffer_size, "buffer_size")
         if _static(self._buffer) is not None and _static(self._buffer) <= 0:
@@ -539,21 +593,26 @@ class _Shuffle(_Unary):
                                                        .to_bytes(16, "little")))
         return np.random.default_rng([*seeds, epoch])
 
-    def _iterate(self, ctx):
+    def _stream(self, ctx, items):
         size = ctx.scalar(self._buffer)
         if size <= 0:
             raise InvalidArgumentError(f"buffer_size must be greater than zero, got {size}")
         rng = self._rng(ctx)
         buffer = []
-        for element in self._input._iterate(ctx):
+        uniform = []  # uniform draws in [0, 1), made in blocks; one picks a buffer slot
+        for item in items():
             if len(buffer) < size:
-                buffer.append(element)
+                buffer.append(item)
                 continue
-            i = int(rng.integers(len(buffer)))
+            if not uniform:
+                uniform = rng.random(_DRAWS).tolist()
+            i = int(uniform.pop() * len(buffer))
             yield buffer[i]
-            buffer[i] = element
+            buffer[i] = item
         while buffer:
-            i = int(rng.integers(len(buffer)))
+            if not uniform:
+                uniform = rng.random(_DRAWS).tolist()
+            i = int(uniform.pop() * len(buffer))
             buffer[i], buffer[-1] = buffer[-1], buffer[i]
             yield buffer.pop()
 
@@ -572,7 +631,7 @@ def _seeds(op_seed):
     return (int(graph_seed), int(op_seed))
 
 
-class _Counted(_Unary):
+class _Counted(_Reordering):
     """A transformation of the elements by a count (an int or a scalar tensor)."""
 
     def __init__(self, input_dataset, count):
@@ -582,14 +641,14 @@ class _Counted(_Unary):
 
 class _Repeat(_Counted):
 
-    def _iterate(self, ctx):
+    def _stream(self, ctx, items):
         count = ctx.scalar(self._count)
         epoch = 0
         while count < 0 or epoch < count:
             empty = True
-            for element in self._input._iterate(ctx):
+            for item in items():
                 empty = False
-                yield element
+                yield item
             if empty:  # an empty input repeated forever is empty, as in TF
                 return
             epoch += 1
@@ -597,29 +656,21 @@ class _Repeat(_Counted):
 
 class _Take(_Counted):
 
-    def _iterate(self, ctx):
+    def _stream(self, ctx, items):
         count = ctx.scalar(self._count)
-        if count < 0:
-            yield from self._input._iterate(ctx)
-            return
-        if count == 0:
-            return
-        for n, element in enumerate(self._input._iterate(ctx), 1):
-            yield element
-            if n >= count:
-                return
+        return items() if count < 0 else itertools.islice(items(), count)
 
 
 class _Skip(_Counted):
 
-    def _iterate(self, ctx):
+    def _stream(self, ctx, items):
         count = ctx.scalar(self._count)
-        elements = self._input._iterate(ctx)
+        stream = items()
         if count < 0:
-            for _ in elements:
+            for _ in stream:
                 pass
-            return
-        yield from itertools.islice(elements, count, None)
+            return iter(())
+        return itertools.islice(stream, count, None)
 
 
 class _Concatenate(Dataset):

@@ -301,6 +301,26 @@ def test_shuffle_seeding_and_reshuffling():
     assert unseeded[0] != unseeded[1]
 
 
+def test_batches_gathered_from_rows_equal_element_by_element():
+    """from_tensor_slices -> shuffle / repeat / take / skip -> batch gathers whole batches from
+    the arrays; an identity map in front takes the element-by-element path: the same batches."""
+    x = np.arange(30, dtype=np.float32).reshape(15, 2)
+    y = np.arange(15) * 10
+
+    def pipeline(identity):
+        def make():
+            ds = Dataset.from_tensor_slices({"x": x, "y": y})
+            if identity:
+                ds = ds.map(lambda e: e)
+            return ds.skip(2).shuffle(5, seed=3).repeat(3).take(31).batch(4, drop_remainder=True)
+        return values(make)
+
+    fast, slow = pipeline(False), pipeline(True)
+    assert len(fast) == 7 and fast == slow
+    rows = [r for b in fast for r in b["y"]]
+    assert sorted(rows[:13]) == list(range(20, 150, 10))
+
+
 # -- eager -------------------------------------------------------------------------------------
 
 
