@@ -111,3 +111,23 @@ def test_estimator_program_logs_with_tf_logging(tmp_path):
                      "Saving checkpoints for 45 into", "classes = [", "Loss for final step",
                      "Saving dict for global step 45"]:
         assert expected in text + "\n", expected
+
+
+def test_eager_program_matches_numpy():
+    lines = run("eager_linear_regression.py")
+    rng = np.random.RandomState(0)
+    x = rng.normal(size=(40, 2)).astype(np.float32).astype(np.float64)
+    y = x @ np.array([[3.0], [-1.5]]) + 0.5
+    W, b = np.zeros((2, 1)), 0.0
+    lr = float(np.float32(0.1))
+    for epoch in range(5):
+        losses = []
+        for i in range(0, 40, 10):
+            xb, yb = x[i:i + 10], y[i:i + 10]
+            err = xb @ W + b - yb
+            losses.append(np.mean(err ** 2))
+            W, b = W - lr * 2 * xb.T @ err / 10, b - lr * 2 * err.mean()
+        assert lines[epoch].split()[:2] == ["epoch", str(epoch)]
+        np.testing.assert_allclose(float(lines[epoch].split()[2]), np.mean(losses), rtol=1e-4)
+    np.testing.assert_allclose([float(v) for v in lines[5].split()[1:]], [*W.ravel(), b],
+                               rtol=1e-5)
