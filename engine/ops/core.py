@@ -3,12 +3,15 @@ two helpers every gradient rule shares (``unbroadcast`` and ``zeros_like``)."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..framework import dtypes as _dtypes
 from ..framework.errors import ShapeError
 from ..framework.graph import Operation, Tensor, TensorShape, get_default_graph
 from ..framework.registry import apply, export, normalize_axis, register
+from . import windows_compiled
 
 # -- conversion ----------------------------------------------------------------------------
 
@@ -308,6 +311,14 @@ def _sum_to_shape(g, like):
     extra = g.ndim - like.ndim
     axes = tuple(range(extra)) + tuple(
         i + extra for i, d in enumerate(like.shape) if d == 1 and g.shape[i + extra] != 1)
+    kept = g.shape[len(axes):]
+    if axes == tuple(range(len(axes))) and 2 <= math.prod(kept) <= 64 and g.flags.c_contiguous:
+        # over leading axes only, onto a few values (a convolution's bias gradient [batch, h, w,
+        # c] -> [c], which costs numpy 2 ns an element, one row of c at a time): a compiled
+        # loop, same bits (numpy adds whole rows in order here; onto one value it sums pairwise)
+        out = np.empty(kept, g.dtype)
+        if windows_compiled.run("sum_rows", g.reshape(-1, out.size), out.reshape(-1)):
+            return out.reshape(like.shape)
     out = g.sum(axis=axes, keepdims=True) if axes else g
     return out.reshape(like.shape)
 

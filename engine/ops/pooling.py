@@ -10,7 +10,9 @@ Windows, strides and padding follow the convolutions (``engine/ops/conv.py``). A
   the window size). ``AvgPoolGrad(input_sizes, dy)`` spreads ``dy / count`` over each window; its
   gradient is ``AvgPool`` again.
 
-Each runs as kh * kw vectorized passes over strided views of the (padded) image.
+Each runs as kh * kw vectorized passes over strided views of the (padded) image, or, with the
+``fast`` extra, ``MaxPoolGrad`` as a compiled loop that gives the same bits
+(``windows_compiled.py``).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import numpy as np
 
 from ..framework.graph import TensorShape
 from ..framework.registry import apply, export, register, static_sizes
+from . import windows_compiled
 from .array import shape
 from .conv import (
     crop,
@@ -97,7 +100,13 @@ def _tiled_max_pool_grad(x, y, dy, ksize):
 
 def _max_pool_grad_forward(x, y, dy, ksize, strides, padding):
     _, _, pads = _windows(x.shape[1], x.shape[2], ksize, strides, padding)
-    if strides == ksize and pads == ((0, 0), (0, 0)):
+    (pt, _), (pl, _) = pads
+    tiled = strides == ksize and pads == ((0, 0), (0, 0))
+    dx = np.zeros(x.shape, dy.dtype)
+    if windows_compiled.run("max_pool_grad", x, y, dy, *ksize, pt, pl, *strides, tiled,
+                            np.empty(y.shape, np.int32), dx):
+        return dx
+    if tiled:
         return _tiled_max_pool_grad(x, y, dy, ksize)
     dxp = padded_zeros(x.shape, pads, dy.dtype)
     for (hs, ws), hit in _first_max_taps(x, y, pads, ksize, strides):

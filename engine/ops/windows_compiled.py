@@ -1,0 +1,164 @@
+"""Loops over image windows compiled with numba (the ``fast`` extra), bit-identical to the numpy
+code of conv.py (col2im), pooling.py (MaxPoolGrad) and core.py (a bias gradient's sum).
+
+numpy does these as one vectorized pass per filter tap over strided slabs, or as a reduction
+whose inner loop is a handful of channels (a convolution's bias gradient, ``[batch, h, w, c] ->
+[c]``, costs numpy 2 ns an element): at LeNet's sizes each costs several times its memory
+traffic. These loops repeat the numpy code's float operations in the same order per element
+(col2im and the max-pool gradient add each tap's contributions tap by tap, as numpy's passes do;
+the sum adds whole rows in order, as numpy's reduction over leading axes does), so results equal
+the numpy code's bit for bit and an op may switch between the two at any run. Measured on LeNet's
+shapes (one thread): col2im 660 -> 440 us, MaxPoolGrad 720 -> 330 us, the bias sum 440 -> 110
+us. (im2col and MaxPool as loops were no faster than numpy's slab copies, so they stay numpy.)
+
+Loops index through views made per row (``row = x[b, r]``; ``row[k]``) so that every index in an
+inner loop is a ``range`` variable: an index numba cannot prove non-negative gets a wraparound
+check that keeps LLVM from vectorizing (a plain row copy ran 4x slower).
+
+``kernel(name)`` returns None (the numpy code runs) without numba, with ``GRADPIPE_NUMBA=0``, if
+compiling fails, and for the first ``WARM_RUNS`` requests in a process, so that short runs and
+the tests never pay numba's import and compilation (about a second; cached on disk afterwards).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..framework import jit
+
+#: requests for a kernel in this process before compiled kernels are used
+WARM_RUNS = 50
+
+
+def _valid(lo_offset, stride, size, count):
+    """The range [lo, hi) of positions k < count with 0 <= k * stride + lo_offset < size."""
+    lo = 0
+    while lo < count and lo * stride + lo_offset < 0:
+        lo += 1
+    hi = count
+    while hi > lo and (hi - 1) * stride + lo_offset >= size:
+        hi -= 1
+    return lo, hi
+
+
+def _col2im(rows, kh, kw, pt, pl, sh, sw, dh, dw, oh, ow, image):
+    """The adjoint of ``_im2col``: each tap's rows added into ``image`` (zeros on entry, NHWC,
+    unpadded), tap after tap as conv.py's numpy passes do; padding positions are dropped.
+    ``rows`` is ``[positions, taps, channels]``, any strides (conv.py's is channel-then-tap
+    major: each channel of a tap a contiguous run over the positions)."""
+    n, h, w, c = image.shape
+    for i in range(kh):
+        for j in range(kw):
+            lo, hi = _valid(j * dw - pl, sw, w, ow)
+            for b in range(n):
+                for y in range(oh):
+                    r = y * sh + i * dh - pt
+                    if r < 0 or r >= h or hi <= lo:
+                        continue
+                    p = (b * oh + y) * ow
+                    for ch in range(c):
+                        src = rows[p + lo:p + hi, i * kw + j, ch]
+                        dst = image[b, r, lo * sw + j * dw - pl:, ch]
+                        if sw == 1:
+                            for k in range(src.size):
+                                dst[k] += src[k]
+                        else:
+                            for k in range(src.size):
+                                dst[k * sw] += src[k]
+
+
+def _max_pool_grad(x, y, dy, kh, kw, pt, pl, sh, sw, tiled, first, dx):
+    """``dx`` (zeros on entry) gets each output's gradient at the first position of its window
+    (row-major) where x equals the maximum, in the float operations of pooling.py's numpy path:
+    for windows that tile the image (``tiled``), hit * dy at every window position; else, where
+    windows do not overlap, dy or 0 added; where they overlap, ``first`` (y's shape) receives
+    the tap and the gradients are added tap after tap."""
+    n, h, w, c = x.shape
+    oh, ow = y.shape[1], y.shape[2]
+    overlap = sh < kh or sw < kw
+    found = np.zeros(c, np.bool_)
+    for b in range(n):
+        for yo in range(oh):
+            for xo in range(ow):
+                target, g, tap = y[b, yo, xo], dy[b, yo, xo], first[b, yo, xo]
+                found[:] = False
+                tap[:] = -1
+                for i in range(kh):
+                    r = yo * sh + i - pt
+                    if r < 0 or r >= h:
+                        continue
+                    for j in range(kw):
+                        s = xo * sw + j - pl
+                        if s < 0 or s >= w:
+                            continue
+                        v, d = x[b, r, s], dx[b, r, s]
+                        for ch in range(c):
+                            hit = v[ch] == target[ch] and not found[ch]
+                            found[ch] = found[ch] or hit
+                            if tiled:
+                                d[ch] = g[ch] * (1 if hit else 0)
+                            elif not overlap:
+                                d[ch] += g[ch] if hit else 0
+                            elif hit:
+                                tap[ch] = i * kw + j
+    if not overlap:
+        return
+    for t in range(kh * kw):
+        i, j = t // kw, t % kw
+        for b in range(n):
+            for yo in range(oh):
+                for xo in range(ow):
+                    for ch in range(c):
+                        if first[b, yo, xo, ch] == t:
+                            dx[b, yo * sh + i - pt, xo * sw + j - pl, ch] += dy[b, yo, xo, ch]
+
+
+def _sum_rows(a, out):
+    """``out[c]`` = the sum of ``a[:, c]``, rows added in order (numpy's order for a sum over
+    the leading axes of a C-contiguous array)."""
+    for ch in range(a.shape[1]):
+        out[ch] = 0
+    for p in range(a.shape[0]):
+        for ch in range(a.shape[1]):
+            out[ch] += a[p, ch]
+
+
+_KERNELS = {"col2im": _col2im, "max_pool_grad": _max_pool_grad, "sum_rows": _sum_rows}
+_HELPERS = {"_valid": _valid}
+_state = {"runs": 0}
+_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def kernel(name):
+    """The compiled loop ``name``, or None: the numpy code runs (see the module's docstring)."""
+    if _state["runs"] <= WARM_RUNS:
+        _state["runs"] += 1
+        return None
+    if name not in _state:
+        _state[name] = None
+        # the kernels call the helpers, so these become numba functions first (numba reads a
+        # function's globals when it compiles it)
+        for helper, fn in _HELPERS.items():
+            if globals()[helper] is fn:
+                globals()[helper] = jit.njit(fn)
+            if globals()[helper] is None:
+                return None
+        _state[name] = jit.njit(_KERNELS[name])
+    return _state[name]
+
+
+def run(name, *args) -> bool:
+    """Run a compiled loop over float32 or float64 arrays (the first argument's dtype); whether
+    it ran. One that fails (numba types its arguments on the first call, before running) is not
+    tried again."""
+    if args[0].dtype not in _FLOATS:
+        return False
+    k = kernel(name)
+    if k is None:
+        return False
+    try:
+        k(*args)
+    except Exception:  # noqa: BLE001 - an optional accelerator: the numpy code remains
+        _state[name] = None
+        return False
+    return True

@@ -1,0 +1,101 @@
+"""The compiled window loops (numba, the ``fast`` extra) give the numpy code's bits: col2im (the
+input gradient of a convolution), MaxPoolGrad and a bias gradient's sum over leading axes, over
+the geometries that take different paths (tiling, padded, overlapping windows; strides,
+dilations, explicit padding), float32 and float64, with NaN and signed zeros in the inputs."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from engine.ops import conv, core, pooling, windows_compiled
+
+pytest.importorskip("numba")
+
+
+def _numpy_then_compiled(monkeypatch, fn):
+    """fn() with the numpy code, then with the compiled loops (failing if they fell back)."""
+    monkeypatch.setattr(windows_compiled, "WARM_RUNS", 10 ** 9)
+    expected = fn()
+    monkeypatch.setattr(windows_compiled, "WARM_RUNS", -1)
+    calls = []
+    real_run = windows_compiled.run
+    monkeypatch.setattr(windows_compiled, "run",
+                        lambda name, *a: calls.append(real_run(name, *a)) or calls[-1])
+    got = fn()
+    assert calls and all(calls), "the compiled loop did not run"
+    return expected, got
+
+
+def _same_bits(a, b):
+    assert a.shape == b.shape and a.dtype == b.dtype
+    np.testing.assert_array_equal(a.view(np.uint8), b.view(np.uint8))
+
+
+CONV_CASES = [  # (x shape, kernel size, out channels, padding, strides, dilations)
+    ((2, 9, 8, 6), 5, 4, "VALID", (1, 1), (1, 1)),
+    ((2, 7, 6, 3), 3, 2, "SAME", (2, 1), (1, 1)),
+    ((1, 7, 8, 2), 3, 3, "SAME", (1, 2), (2, 1)),
+    ((2, 6, 5, 1), 2, 2, ((1, 2), (0, 1)), (2, 2), (1, 2)),
+]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("case", CONV_CASES, ids=lambda c: f"{c[3]}-s{c[4]}-d{c[5]}")
+@pytest.mark.parametrize("kind", ["Conv2D", "DepthwiseConv2dNative"])
+def test_conv_input_gradient_equals_numpy(case, kind, dtype, monkeypatch):
+    shape, k, out, padding, strides, dilations = case
+    rng = np.random.default_rng(0)
+    w = rng.standard_normal((k, k, shape[3], out)).astype(dtype)
+    attrs = dict(kind=kind, strides=strides, padding=padding, dilations=dilations)
+    y = conv._conv_forward(np.zeros(shape, dtype), w, **attrs)
+    dy = rng.standard_normal(y.shape).astype(dtype)
+    dy[0, 0, 0, 0] = -0.0
+    expected, got = _numpy_then_compiled(
+        monkeypatch, lambda: conv._backprop_input_forward(np.array(shape), w, dy, **attrs))
+    _same_bits(expected, got)
+
+
+POOL_CASES = [  # (x shape, ksize, strides, padding): tiling, padded, overlapping windows
+    ((2, 8, 6, 6), (2, 2), (2, 2), "VALID"),
+    ((2, 7, 5, 3), (2, 2), (2, 2), "VALID"),
+    ((1, 7, 5, 3), (2, 2), (2, 2), "SAME"),
+    ((2, 7, 6, 2), (3, 3), (2, 2), "SAME"),
+    ((1, 6, 6, 4), (3, 2), (1, 2), "VALID"),
+]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("case", POOL_CASES, ids=lambda c: f"k{c[1]}-s{c[2]}-{c[3]}")
+def test_max_pool_gradient_equals_numpy(case, dtype, monkeypatch):
+    shape, ksize, strides, padding = case
+    rng = np.random.default_rng(1)
+    # relu-like inputs rounded to one decimal: many ties, which go to the first maximum
+    x = np.maximum(np.round(rng.standard_normal(shape), 1), 0).astype(dtype)
+    x[0, 0, 0, 0], x[0, 1, 1, 0] = np.nan, -0.0
+    attrs = dict(ksize=ksize, strides=strides, padding=padding)
+    y = pooling._max_pool_forward(x, **attrs)
+    dy = rng.standard_normal(y.shape).astype(dtype)
+    expected, got = _numpy_then_compiled(
+        monkeypatch, lambda: pooling._max_pool_grad_forward(x, y, dy, **attrs))
+    np.testing.assert_array_equal(expected, got)  # -0.0 == 0.0: numpy's paths differ there
+    assert np.abs(got).sum() > 0
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape,like", [((64, 12, 12, 6), (6,)), ((16, 5, 5, 16), (1, 1, 16)),
+                                        ((300, 7), (1, 7)), ((40, 3, 2), (3, 2))])
+def test_bias_gradient_sum_equals_numpy(shape, like, dtype, monkeypatch):
+    g = (np.random.default_rng(2).standard_normal(shape) * 1e3).astype(dtype)
+    expected, got = _numpy_then_compiled(
+        monkeypatch, lambda: core._sum_to_shape(g, np.empty(like, dtype)))
+    _same_bits(expected, got)
+
+
+def test_numpy_code_runs_before_the_warm_up_and_without_numba(monkeypatch):
+    monkeypatch.setattr(windows_compiled, "_state", {"runs": 0})
+    assert windows_compiled.kernel("col2im") is None  # the first runs: numpy
+    monkeypatch.setattr(windows_compiled, "WARM_RUNS", -1)
+    monkeypatch.setenv("GRADPIPE_NUMBA", "0")
+    assert windows_compiled.kernel("col2im") is None
+    assert not windows_compiled.run("col2im", np.zeros(3, np.int32))  # not a float: numpy
