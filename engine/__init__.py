@@ -61,6 +61,7 @@ from .framework.graph import (  # noqa: F401
     add_to_collections,
     control_dependencies,
     device,
+    dimension_value,
     get_collection,
     get_collection_ref,
     get_default_graph,

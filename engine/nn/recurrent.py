@@ -35,13 +35,13 @@ def _run(cell, x, initial_state, sequence_length, dtype):
     if can_unroll(cell):
         outputs, final = cell.unroll(x, initial_state, sequence_length)
     else:
-        steps = x.shape[0] if x.shape.ndims else None
+        steps = x.shape.dims[0] if x.shape.ndims else None
         if steps is None:
             raise ValueError(f"{type(cell).__name__} runs step by step, which needs the number "
                              f"of time steps at graph-build time; inputs have shape {x.shape}")
         state = initial_state
         if state is None:
-            batch = x.shape[1] if x.shape[1] is not None else shape(x)[1]
+            batch = x.shape.dims[1] if x.shape.dims[1] is not None else shape(x)[1]
             state = cell.zero_state(batch, dtype)
         outs = []
         for t, x_t in enumerate(unstack(x, num=steps)):

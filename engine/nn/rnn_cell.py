@@ -138,7 +138,7 @@ class _FusedCell(RNNCell):
 
 
 def _input_depth(x):
-    depth = x.shape[-1] if x.shape.ndims else None
+    depth = x.shape.dims[-1] if x.shape.ndims else None
     if depth is None:
         raise ValueError(f"The last dimension of the inputs to an RNN cell must be known, got "
                          f"shape {x.shape}")

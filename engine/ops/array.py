@@ -10,7 +10,7 @@ import numpy as np
 
 from ..framework import dtypes as _dtypes
 from ..framework.errors import InvalidArgumentError, ShapeError
-from ..framework.graph import Tensor, TensorShape
+from ..framework.graph import Tensor, TensorShape, dimension_value
 from ..framework.registry import apply, export, normalize_axis, register, same_dtype
 from .core import as_tensors, convert_to_tensor, zeros_like
 
@@ -56,7 +56,7 @@ def reshape(tensor, shape, name="Reshape"):
     if isinstance(shape, Tensor):
         raise TypeError("reshape takes a static shape (a list of ints, one of them may be -1)")
     return apply("Reshape", [convert_to_tensor(tensor)], name=name,
-                 shape=tuple(-1 if d is None else int(d) for d in shape))
+                 shape=tuple(-1 if dimension_value(d) is None else int(d) for d in shape))
 
 
 def _transpose_infer(inputs, perm):

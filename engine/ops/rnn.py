@@ -83,7 +83,7 @@ def _rnn_infer(inputs, cell, forget_bias, with_state):
         raise ShapeError(f"{cell} kernel shape {kernel.shape} must be {layout}: "
                          f"its width {cols} is not a multiple of 4")
     hidden = cols // gates
-    features = None if x.shape.dims is None else x.shape[2]
+    features = None if x.shape.dims is None else x.shape.dims[2]
     if features is not None and rows != features + hidden:
         raise ShapeError(f"{cell} kernel shape {kernel.shape} does not fit x shape {x.shape}: "
                          f"expected {layout} = [{features} + {hidden}, {cols}]")

@@ -4,6 +4,7 @@ values; TensorShape dimensions readable as TF1 Dimension objects."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import engine as tf
 
@@ -152,6 +153,16 @@ def test_shape_dimensions_read_as_tf1_dimensions():
         x = tf.placeholder(tf.float32, [None, 28, 3])
         dim = x.get_shape()[1]
         assert dim.value == 28 and dim == 28 and dim < 30 and int(dim) * 2 == 56
-        assert x.get_shape()[0] is None
+        unknown = x.get_shape()[0]
+        assert unknown.value is None and tf.dimension_value(unknown) is None
+        assert unknown == None and not unknown and unknown != 28  # noqa: E711 - as None compared
+        assert unknown == tf.Dimension(None) and isinstance(unknown, type(tf.Dimension(None)))
+        assert (unknown * 2).value is None and (28 + unknown).value is None
+        assert [d.value for d in x.get_shape()] == [None, 28, 3]
+        assert x.get_shape().as_list() == [None, 28, 3] and x.get_shape().dims[0] is None
+        assert tf.placeholder(tf.float32, [unknown, 3]).shape.as_list() == [None, 3]
+        assert tf.reshape(x, [unknown, 84]).shape.as_list() == [None, 84]
+        with pytest.raises(TypeError, match="unknown dimension"):
+            int(unknown)
         assert [d.value for d in x.get_shape()[1:]] == [28, 3]
         assert tf.zeros([x.shape[1], x.shape[2]]).shape.as_list() == [28, 3]
