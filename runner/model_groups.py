@@ -11,6 +11,7 @@ import engine
 from engine.framework.graph import GraphKeys, Tensor
 from engine.framework.indexed_slices import values_of
 from engine.ops.math import all_finite
+from engine.runtime.update_ops import gated_assign, gated_assign_add, gated_assign_sub
 from runner.errors import did_you_mean
 from runner.model import Group, Model
 from runner.model_context import BuildContext, engine_message
@@ -204,7 +205,27 @@ def build_train_op(ctx: BuildContext, model: Model, incoming: Tensor | None = No
         applies.append(group.apply_op)
     ctx.raise_errors()
     # The moving statistics of batch_norm (UPDATE_OPS) move with every training step, as a
-    # TF1 program's control_dependencies(get_collection(UPDATE_OPS)) makes them.
-    updates = model.graph.get_collection(GraphKeys.UPDATE_OPS)
+    # TF1 program's control_dependencies(get_collection(UPDATE_OPS)) makes them, behind the same
+    # gate: a step whose update is skipped (on_nonfinite=skip) leaves them as they were.
+    updates = gated_updates(model.graph.get_collection(GraphKeys.UPDATE_OPS), finite)
     with engine.control_dependencies(applies + updates):
         model.train_op = engine.assign_add(model.global_step, 1, name="global_step_increment")
+
+
+_GATED_WRITES = {"Assign": gated_assign, "AssignAdd": gated_assign_add,
+                 "AssignSub": gated_assign_sub}
+
+
+def gated_updates(updates, gate) -> list:
+    """The UPDATE_OPS writes (batch_norm's ``assign_sub`` of each moving statistic) rebuilt to
+    write only when ``gate`` is True at run time; the ungated originals stay in the graph, run
+    by nothing. Other ops in the collection run as they are."""
+    gated = []
+    for t in updates:
+        op = getattr(t, "op", t)
+        write = _GATED_WRITES.get(op.type)
+        if write is None or "ref" not in op.attrs:
+            gated.append(t)
+            continue
+        gated.append(write(op.attrs["ref"], op.inputs[0], gate, name=f"{op.name}_gated"))
+    return gated

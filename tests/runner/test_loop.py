@@ -63,6 +63,27 @@ def test_skip_skips_the_update_and_counts_it(base, tmp_path):
         assert int(ckpt["step"]) == 5                     # but the steps were taken
 
 
+def test_a_skipped_step_leaves_the_moving_statistics_unchanged(base, tmp_path):
+    """batch_norm's moving mean and variance move only in the steps that update: with momentum
+    0.5 towards the batch [1, 3] (mean 2, variance 1) from 0 and 0, after the two good steps of
+    the sqrt model (steps 3-5 skipped) they are 2 (1 - 0.5^2) = 1.5 and 1 - 0.5^2 = 0.75; had
+    the skipped steps moved them, 2 (1 - 0.5^5) = 1.9375 and 0.96875."""
+    cfg = sqrt_model(base, 1.0, "skip", 5)
+    cfg["model"] = {
+        "constants": {"x": [[1.0], [3.0]]},
+        "variables": {"w": {"init": 1.0}, "m": {"init": [0.0], "trainable": False},
+                      "v": {"init": [0.0], "trainable": False}},
+        "graph": {"h": "batch_norm(x, None, None, m, v, momentum=0.5)", "r": "sqrt(w)",
+                  "loss": "r * 1.0 + mean(h) * 0.0"},
+        "loss": "loss"}
+    assert run_config(cfg, tmp_path) == 0
+    assert read_summary(tmp_path)["skipped_steps"] == 3
+    with np.load(tmp_path / "checkpoint.npz") as ckpt:
+        np.testing.assert_allclose(ckpt["var/m"], [1.5], rtol=1e-6)
+        np.testing.assert_allclose(ckpt["var/v"], [0.75], rtol=1e-6)
+        assert np.isclose(ckpt["var/w"], W2, rtol=1e-6)
+
+
 def test_a_nan_gradient_of_a_finite_forward_pass_is_named(base, tmp_path):
     # d/dw sqrt(w * w) at w = 0 is 0/0.
     cfg = sqrt_model(base, 0.0, "raise", 3)
