@@ -4,9 +4,12 @@ TF's kernels and names. Each convolution kind is three ops, as in TF, whose grad
 other (so second order comes for free):
 
 - ``Conv2D(x, w)``: ``x`` is ``[batch, height, width, in_channels]``, ``w`` is
-  ``[kh, kw, in_channels, out_channels]``, the output ``[batch, out_h, out_w, out_channels]``.
+  ``[kh, kw, in_channels, out_channels]``, the output ``[batch, out_h, out_w, out_channels]``;
+  a second, internal output, the reserve, keeps the windows the forward pass copied (as the
+  rnn op's reserve keeps its gates), which the filter gradient reads instead of copying them
+  again.
 - ``Conv2DBackpropInput(input_sizes, w, dy)``: the gradient of x (and ``conv2d_transpose``).
-- ``Conv2DBackpropFilter(x, filter_sizes, dy)``: the gradient of w.
+- ``Conv2DBackpropFilter(x, filter_sizes, dy[, reserve])``: the gradient of w.
 
 and likewise ``DepthwiseConv2dNative*`` with a filter ``[kh, kw, in_channels, multiplier]`` whose
 output channel ``c * multiplier + m`` sees only input channel ``c``.
@@ -237,6 +240,9 @@ def _out_channels(kind, w_shape):
 
 
 def _conv_forward(x, w, *, kind, strides, padding, dilations):
+    """The output and the reserve: the windows (im2col rows) that the filter gradient reads
+    again, or an empty array where they are a view of x (a 1x1 filter), which is no copy to
+    save and must not outlive x's buffer."""
     kh, kw, c = w.shape[:3]
     if x.ndim != 4 or x.shape[3] != c:
         raise ValueError(f"{kind}: input shape {x.shape} does not fit filter shape {w.shape} "
@@ -244,7 +250,8 @@ def _conv_forward(x, w, *, kind, strides, padding, dilations):
     oh, ow, pads = geometry(x.shape[1], x.shape[2], kh, kw, strides, dilations, padding)
     rows = im2col(pad_image(x, pads), kh, kw, oh, ow, strides, dilations)
     out = _KINDS[kind][0](rows, w.reshape(kh * kw, c, -1))
-    return out.reshape(x.shape[0], oh, ow, -1)
+    reserve = np.empty((0, kh * kw, c), x.dtype) if np.may_share_memory(rows, x) else rows
+    return out.reshape(x.shape[0], oh, ow, -1), reserve
 
 
 def _backprop_input_forward(sizes, w, dy, *, kind, strides, padding, dilations):
@@ -259,13 +266,18 @@ def _backprop_input_forward(sizes, w, dy, *, kind, strides, padding, dilations):
     return col2im(dcols, sizes, pads, (kh, kw), (oh, ow), strides, dilations)
 
 
-def _backprop_filter_forward(x, sizes, dy, *, kind, strides, padding, dilations):
+def _backprop_filter_forward(x, sizes, dy, reserve=None, *, kind, strides, padding, dilations):
+    """The filter gradient; from the forward's windows when its reserve is given (the gradient
+    of a convolution passes it), else from x's."""
     kh, kw, c = (int(s) for s in sizes[:3])
     oh, ow, pads = geometry(x.shape[1], x.shape[2], kh, kw, strides, dilations, padding)
     if dy.shape[1:3] != (oh, ow):
         raise ValueError(f"{kind}BackpropFilter: out_backprop shape {dy.shape} does not fit "
                          f"input shape {x.shape} (expected spatial {oh}x{ow})")
-    rows = im2col(pad_image(x, pads), kh, kw, oh, ow, strides, dilations)
+    if reserve is not None and reserve.shape == (dy.shape[0] * oh * ow, kh * kw, c):
+        rows = reserve
+    else:
+        rows = im2col(pad_image(x, pads), kh, kw, oh, ow, strides, dilations)
     return _KINDS[kind][1](rows, dy.reshape(-1, dy.shape[3]),
                            tuple(int(s) for s in sizes))
 
@@ -301,7 +313,10 @@ def _output_shape(kind, x_shape, w_shape, strides, padding, dilations, what="inp
 def _conv_infer(inputs, kind, strides, padding, dilations):
     x, w = inputs
     _check_float(kind, x, w)
-    return [(x.dtype, _output_shape(kind, x.shape, w.shape, strides, padding, dilations))]
+    out = _output_shape(kind, x.shape, w.shape, strides, padding, dilations)
+    kh, kw, c, _ = _rank4(kind, "filter", w.shape)
+    taps = None if kh is None or kw is None else kh * kw
+    return [(x.dtype, out), (x.dtype, TensorShape([None, taps, c]))]  # the output, the reserve
 
 
 def _backprop_input_infer(inputs, kind, strides, padding, dilations):
@@ -322,30 +337,32 @@ def _backprop_input_infer(inputs, kind, strides, padding, dilations):
 
 
 def _backprop_filter_infer(inputs, kind, strides, padding, dilations):
-    x, sizes, dy = inputs
+    x, sizes, dy = inputs[:3]
     _check_float(kind + "BackpropFilter", x, dy)
     return [(x.dtype, TensorShape(_rank4(kind, "filter_sizes", static_sizes(sizes))))]
 
 
-def _conv_grad(op, g):
+def _conv_grad(op, g, _reserve_grad=None):
+    """The input and filter gradients; the filter's reads the forward's windows (the reserve,
+    an internal output that takes no gradient)."""
     x, w = op.inputs
     kind = op.type
     return [apply(kind + "BackpropInput", [shape(x), w, g], **op.attrs),
-            apply(kind + "BackpropFilter", [x, shape(w), g], **op.attrs)]
+            apply(kind + "BackpropFilter", [x, shape(w), g, op.outputs[1]], **op.attrs)]
 
 
 def _backprop_input_grad(op, g):
     _, w, dy = op.inputs
     kind = op.attrs["kind"]
     return [None, apply(kind + "BackpropFilter", [g, shape(w), dy], **op.attrs),
-            apply(kind, [g, w], **op.attrs)]
+            apply(kind, [g, w], **op.attrs)[0]]
 
 
 def _backprop_filter_grad(op, g):
-    x, _, dy = op.inputs
+    x, _, dy = op.inputs[:3]
     kind = op.attrs["kind"]
     return [apply(kind + "BackpropInput", [shape(x), g, dy], **op.attrs), None,
-            apply(kind, [x, g], **op.attrs)]
+            apply(kind, [x, g], **op.attrs)[0]] + [None] * (len(op.inputs) - 3)
 
 
 for _kind in _KINDS:
@@ -378,7 +395,7 @@ def conv2d(input=None, filter=None, strides=1, padding="VALID", use_cudnn_on_gpu
     1, 2 or 4 ints; ``padding`` 'SAME', 'VALID' or explicit pairs."""
     _nhwc(data_format)
     x, w = as_tensors(input, filters if filter is None else filter)
-    return apply("Conv2D", [x, w], name=name, **_attrs("Conv2D", strides, padding, dilations))
+    return apply("Conv2D", [x, w], name=name, **_attrs("Conv2D", strides, padding, dilations))[0]
 
 
 @export("depthwise_conv2d_native")
@@ -389,7 +406,7 @@ def depthwise_conv2d_native(input, filter, strides, padding, data_format="NHWC",
     _nhwc(data_format)
     x, w = as_tensors(input, filter)
     return apply("DepthwiseConv2dNative", [x, w], name=name,
-                 **_attrs("DepthwiseConv2dNative", strides, padding, dilations))
+                 **_attrs("DepthwiseConv2dNative", strides, padding, dilations))[0]
 
 
 @export("depthwise_conv2d")

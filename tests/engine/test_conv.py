@@ -160,3 +160,25 @@ def test_bad_arguments_say_what_is_wrong(kw, message):
     args = {"strides": 1, "padding": "SAME", **kw}
     with tf.Graph().as_default(), pytest.raises(ValueError, match=message):
         tf.nn.conv2d(tf.ones([1, 4, 4, 1]), tf.ones([2, 2, 1, 1]), **args)
+
+
+@pytest.mark.parametrize("k", [1, 3])
+def test_filter_gradient_reads_the_forward_windows(k):
+    """The filter gradient takes the windows the forward pass copied (Conv2D's reserve output);
+    a 1x1 filter's windows are x itself, not kept: either way sum_n,y,x x[window] * dy."""
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((2, 5, 4, 2)).astype(np.float32)
+    w = rng.standard_normal((k, k, 2, 3)).astype(np.float32)
+    with tf.Graph().as_default():
+        xt = tf.constant(x)
+        y = tf.nn.conv2d(xt, tf.constant(w), strides=1, padding="VALID")
+        dy = rng.standard_normal(y.shape.as_list()).astype(np.float32)
+        (dw,) = tf.gradients(tf.reduce_sum(y * dy), [y.op.inputs[1]])
+        assert dw.op.type == "Conv2DBackpropFilter" and dw.op.inputs[3] is y.op.outputs[1]
+        got = _run(dw)
+    oh, ow = dy.shape[1:3]
+    expected = np.zeros(w.shape)
+    for i in range(k):
+        for j in range(k):
+            expected[i, j] = np.einsum("nhwc,nhwo->co", x[:, i:i + oh, j:j + ow].astype(float), dy)
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
