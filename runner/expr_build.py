@@ -29,6 +29,7 @@ from runner.expr import (
     index_value,
     parse,
 )
+from runner.signatures import call_signature, signature_text
 
 # -------------------------------------------------------------------------------------------
 # Building: a checked tree -> engine ops
@@ -83,28 +84,6 @@ def _fold(node, symbol, fn, a, b):
 def _is_number(value) -> bool:
     """A Python number (bools included): folded in Python, or adopting a tensor's dtype."""
     return isinstance(value, int | float)
-
-
-def _parameters(fn):
-    """fn's signature as a config may call it: without ``name``, and what follows it keyword-only
-    (so that an extra positional argument is refused instead of becoming the op's name)."""
-    try:
-        sig = inspect.signature(fn)
-    except (TypeError, ValueError):
-        return None
-    params, after_name = [], False
-    for p in sig.parameters.values():
-        if p.name == "name":
-            after_name = True
-        elif after_name and p.kind is p.POSITIONAL_OR_KEYWORD:
-            params.append(p.replace(kind=p.KEYWORD_ONLY))
-        else:
-            params.append(p)
-    return sig.replace(parameters=params)
-
-
-def _signature_text(sig) -> str:
-    return str(sig)[1:-1].replace("*, ", "")
 
 
 class _Builder:
@@ -182,7 +161,7 @@ class _Builder:
         fn = FUNCTIONS[fname]  # resolved by the name pass before building
         args = [self.build(a) for a in node.args]
         kwargs = {kw.arg: self.build(kw.value) for kw in node.keywords}
-        sig = _parameters(fn)
+        sig = call_signature(fn)
         if sig is not None:
             self.check_arguments(node, fname, sig, args, kwargs)
         try:
@@ -208,12 +187,12 @@ class _Builder:
             sig.bind(*args, **kwargs)
         except TypeError as exc:
             raise _Fail(node, f"wrong arguments to {fname}(): {exc}; it takes "
-                              f"({_signature_text(sig)})") from None
+                              f"({signature_text(sig)})") from None
 
     def bad_keyword(self, kw, fname, sig, arg) -> _Fail:
         names = list(sig.parameters)
         return _Fail(kw, f"{fname}() has no parameter '{arg}'{did_you_mean(arg, names)}; it "
-                         f"takes ({_signature_text(sig)})")
+                         f"takes ({signature_text(sig)})")
 
     def subscript(self, node):
         value = self.build(node.value)

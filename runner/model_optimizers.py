@@ -39,14 +39,8 @@ def build_learning_rate(ctx: BuildContext, name: str, spec, global_step):
         return None
     fn = SCHEDULES[lr.name]
     accepted = list(getattr(fn, "params", None) or keyword_parameters(fn, ("global_step", "name")))
-    ok = True
-    for param in lr.params:
-        if param not in accepted:
-            ctx.fail(f"{key}.{param}", f"unknown parameter of schedule '{lr.name}'"
-                                       f"{did_you_mean(param, accepted)}; it takes: "
-                                       f"{', '.join(accepted)}")
-            ok = False
-    if not ok:
+    if _unknown_parameters(ctx, key, f"schedule '{lr.name}'", lr.params, accepted,
+                           ", ".join(accepted)):
         return None
     try:
         with engine.name_scope("learning_rate"):
@@ -71,13 +65,8 @@ def build_optimizer(ctx: BuildContext, name: str, spec, lr, global_step):
         return None
     cls = OPTIMIZERS[spec.name]
     accepted = keyword_parameters(cls.__init__, _OPTIMIZER_INTERNAL)
-    ok = True
-    for param in spec.params:
-        if param not in accepted:
-            ctx.fail(f"{key}.{param}", f"unknown parameter of optimizer '{spec.name}'"
-                                       f"{did_you_mean(param, accepted)}; it takes: "
-                                       f"learning_rate, {', '.join(accepted)}")
-            ok = False
+    ok = not _unknown_parameters(ctx, key, f"optimizer '{spec.name}'", spec.params, accepted,
+                                 f"learning_rate, {', '.join(accepted)}")
     for param, value in spec.params.items():
         if isinstance(value, str) and param in accepted and _yaml_number(value):
             ctx.fail(f"{key}.{param}", f"must be a number, got {describe(value)} (YAML "
@@ -125,12 +114,8 @@ def build_pipeline(ctx: BuildContext, name: str, stages):
                 ok = False
                 continue
             params = {cls.primary: params}
-        unknown = [p for p in params if p not in accepted]
-        for param in unknown:
-            ctx.fail(f"{key}.{param}", f"unknown parameter of stage '{stage_name}'"
-                                       f"{did_you_mean(param, accepted)}; it takes: "
-                                       f"{', '.join(accepted) or 'no parameters'}")
-        if unknown:
+        if _unknown_parameters(ctx, key, f"stage '{stage_name}'", params, accepted,
+                               ", ".join(accepted) or "no parameters"):
             ok = False
             continue
         try:
@@ -157,6 +142,16 @@ def check_groups_alone(ctx: BuildContext) -> None:
             if len(ctx.errors) == before:
                 build_optimizer(ctx, name, spec.optimizer, lr, global_step)
             build_pipeline(ctx, name, spec.pipeline)
+
+
+def _unknown_parameters(ctx: BuildContext, key: str, what: str, params, accepted,
+                        takes: str) -> bool:
+    """Reports each of ``params`` that ``what`` does not accept, at ``key.param``; True if any."""
+    unknown = [param for param in params if param not in accepted]
+    for param in unknown:
+        ctx.fail(f"{key}.{param}", f"unknown parameter of {what}{did_you_mean(param, accepted)}; "
+                                   f"it takes: {takes}")
+    return bool(unknown)
 
 
 def learning_rate_tensor(lr, optimizer) -> Tensor:

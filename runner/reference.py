@@ -232,7 +232,7 @@ def functions() -> str:
     """Every expression function, one row per engine function with all the names it has."""
     import runner.expr  # noqa: F401 - fills the registry with every public function
     from engine.framework.registry import FUNCTIONS
-    from runner.expr_build import _parameters, _signature_text
+    from runner.signatures import call_signature, signature_text
 
     by_fn: dict[int, list[str]] = {}
     for name in sorted(FUNCTIONS):
@@ -240,8 +240,8 @@ def functions() -> str:
     rows = []
     for names in sorted(by_fn.values(), key=lambda ns: ns[0]):
         fn = FUNCTIONS[names[0]]
-        sig = _parameters(fn)
-        signature = _signature_text(sig) if sig is not None else "..."
+        sig = call_signature(fn)
+        signature = signature_text(sig) if sig is not None else "..."
         summary = next((SUMMARIES[n] for n in names if n in SUMMARIES), None) \
             or first_sentence(fn.__doc__)
         rows.append((", ".join(f"`{n}`" for n in names), f"`({signature})`", summary))

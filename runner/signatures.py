@@ -1,5 +1,5 @@
-"""What a config may pass to an engine callable (an optimizer, a schedule), read from its Python
-signature, and which config key an error of the call is about.
+"""What a config may pass to an engine callable (an expression function, an optimizer, a
+schedule), read from its Python signature, and which config key an error of the call is about.
 
 The engine's constructors validate their arguments and name the bad one in their messages; these
 helpers turn such an error back into the config key a user edits (``groups.g.optimizer.beta1``).
@@ -45,3 +45,28 @@ def missing_argument(exc: Exception) -> str | None:
     found = re.search(r"missing \d+ required (?:positional |keyword-only )?arguments?: '(\w+)'",
                       str(exc))
     return found.group(1) if found else None
+
+
+def call_signature(fn) -> inspect.Signature | None:
+    """fn's signature as a config expression may call it: without ``name``, and what follows it
+    keyword-only (so that an extra positional argument is refused instead of becoming the op's
+    name); None when Python cannot read it."""
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return None
+    params, after_name = [], False
+    for p in sig.parameters.values():
+        if p.name == "name":
+            after_name = True
+        elif after_name and p.kind is p.POSITIONAL_OR_KEYWORD:
+            params.append(p.replace(kind=p.KEYWORD_ONLY))
+        else:
+            params.append(p)
+    return sig.replace(parameters=params)
+
+
+def signature_text(sig: inspect.Signature) -> str:
+    """A signature as the error messages and docs/reference.md write it: ``(x, axis=None)``
+    without the parentheses and the ``*`` marker."""
+    return str(sig)[1:-1].replace("*, ", "")
