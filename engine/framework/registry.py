@@ -28,7 +28,7 @@ class OpDef:
     numexpr is the op's elementwise expression over {0}, {1}..., used to fuse chains.
     scaled_forward(state, op, value, scale, *inputs) is an update op's forward for the gradient
     ``value * scale`` (a scalar scale multiplied in block by block); the plan passes that fold
-    gradient scales and batch updates look for it (``runtime/update_ops.py``).
+    gradient scales and batch updates look for it (``runtime/plan_passes.py``).
     """
 
     name: str

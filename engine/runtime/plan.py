@@ -20,7 +20,7 @@ from ..framework.registry import get_op
 from ..ops.core import SHAPE_ONLY
 from . import blocked, codegen
 from .fusion import fuse_steps
-from .update_ops import batch_updates, fold_gradient_scales
+from .plan_passes import batch_updates, fold_gradient_scales
 
 
 def is_mutating(op: Operation) -> bool:

@@ -16,12 +16,14 @@ at run time the op writes nothing. This is how a gradient pipeline skips a group
 step (``skip_nonfinite``, ``accumulate``) without control flow in the graph. ``GatedAssign``,
 ``GatedAssignAdd`` and ``GatedAssignSub`` are the gated forms of ``assign``/``assign_add``/
 ``assign_sub`` for state that is not updated by an optimizer kernel.
+
+The plan passes over update steps (folding a gradient's scale into its update, batching the
+updates of a step into one pool of blocks, ``run_jobs``) are in ``plan_passes.py``.
 """
 
 from __future__ import annotations
 
 import functools
-import os
 import threading
 from collections.abc import Callable
 from typing import NamedTuple
@@ -31,12 +33,11 @@ import numpy as np
 from ..framework import dtypes as _dtypes
 from ..framework.errors import InvalidArgumentError, ShapeError
 from ..framework.graph import Tensor
-from ..framework.registry import apply, get_op, register
+from ..framework.registry import apply, register
 from ..ops.core import convert_to_tensor
 from ..ops.variables import assign, assign_add, assign_sub
 from . import compiled as _compiled
 from . import workers
-from .steps import index_steps
 
 
 def _as_ref(var):
@@ -119,7 +120,7 @@ def _run_kernel(kernel, arrays, value, args, static, bufs, scale=None):
 
 
 class _Job:
-    """A blocked update prepared by its op's forward (``jobs=``) and run by ``_run_jobs``."""
+    """A blocked update prepared by its op's forward (``jobs=``) and run by ``run_jobs``."""
 
     __slots__ = ("kernel", "flat", "value", "scale", "args", "static", "state", "op", "scratch")
 
@@ -128,7 +129,7 @@ class _Job:
         self.args, self.static, self.state, self.op, self.scratch = args, static, state, op, scratch
 
 
-def _run_jobs(jobs):
+def run_jobs(jobs):
     """The blocks of every job, handed out from one queue to the calling thread and the pool, so
     a group's updates are one parallel pass whatever the number of its variables: no wait at the
     end of each variable, no thread left idle while the last blocks of one variable finish."""
@@ -148,85 +149,6 @@ def _run_jobs(jobs):
     run(0)
     for f in futures:
         f.result()
-
-
-def batch_updates(steps, fresh, constant):
-    """Plan pass: consecutive update steps on different variables become one step whose large
-    updates run as one pool of blocks (``_run_jobs``). Their kernels then run after every member
-    has read its inputs, and side by side; so a step joins only if its inputs are values the run
-    computed (``fresh``), ``constant``, or reads of variables no member writes, and it writes no
-    variable a member reads: each update computes what it computed alone.
-    ``GRADPIPE_BATCH_UPDATES=0`` (read when a plan is compiled) leaves the steps as they are."""
-    if os.environ.get("GRADPIPE_BATCH_UPDATES", "1") == "0":
-        return steps
-    out, run = [], []
-    written: set = set()
-    read: set = set()
-    produced: set = set()
-
-    def flush():
-        if run:
-            out.append(_batched_step(run) if len(run) > 1 else run[0])
-        run.clear()
-        written.clear()
-        read.clear()
-        produced.clear()
-
-    for step in steps:
-        _, ins, slot, op = step
-        if get_op(op.type).scaled_forward is None or not isinstance(slot, int):
-            flush()
-            out.append(step)
-            continue
-        refs = {t.op for t in op.attrs.values() if isinstance(t, Tensor)}
-        reads = set()
-        for t in _input_tensors(op, len(ins)):
-            if fresh(t) or constant(t):
-                continue
-            if t.op.type != "VariableV2":  # a view or alias of state: keep it in order
-                reads = None
-                break
-            reads.add(t.op)
-        if reads is None:
-            flush()
-            out.append(step)
-            continue
-        if refs & (written | read) or reads & written or refs & reads \
-                or any(s in produced for s in ins):
-            flush()
-        run.append(step)
-        written |= refs
-        read |= reads
-        produced.add(slot)
-    flush()
-    return out
-
-
-def _input_tensors(op, n_slots):
-    """The tensors an update step reads: its op's inputs, or for a folded step (one slot more,
-    see ``fold_gradient_scales``) the product's factors instead of the gradient."""
-    if n_slots == len(op.inputs):
-        return list(op.inputs)
-    grad = op.inputs[0]
-    if grad.op.type == "Identity":
-        grad = grad.op.inputs[0]
-    return list(grad.op.inputs) + list(op.inputs[1:])
-
-
-def _batched_step(members):
-    calls = [(fn, len(ins)) for fn, ins, _, _ in members]
-
-    def run_batch(*values):
-        jobs, outs, i = [], [], 0
-        for fn, k in calls:
-            outs.append(fn(*values[i:i + k], jobs=jobs))
-            i += k
-        if jobs:
-            _run_jobs(jobs)
-        return tuple(outs)
-
-    return (run_batch, [s for _, ins, _, _ in members for s in ins],
-            tuple(slot for _, _, slot, _ in members), members[0][3])
 
 
 def register_update(op_type, kernel, refs, hyper=(), int_hyper=(), static=(), scratch=0,
@@ -408,48 +330,3 @@ def gated_assign_add(ref, value, gate=None, name=None):
 def gated_assign_sub(ref, value, gate=None, name=None):
     """``assign_sub(ref, value)``, applied only when ``gate`` is True (always when it is None)."""
     return _write("GatedAssignSub", assign_sub, ref, value, gate, name)
-
-
-def fold_gradient_scales(steps, fetched_slots, fresh):
-    """Plan pass: an update whose gradient is ``x * s`` for a scalar ``s`` (what
-    ``clip_by_global_norm`` and ``clip_by_norm`` feed optimizers, through an Identity) multiplies
-    ``x`` by ``s`` block by block inside its kernel, instead of after a full-size product that
-    is written to memory and read back. Each element is computed as before: the same multiply,
-    then the same update.
-
-    ``steps`` are the plan's ``(fn, input slots, output slot, op)`` in execution order;
-    ``fetched_slots`` must survive the run; ``fresh(tensor)`` says whether a value is computed
-    by the run (not a variable's storage or a constant), which no update between the product and
-    its update can change. Returns the new step list.
-    """
-    users, producer, mutating = index_steps(steps)
-
-    def private(slot, user):
-        """The slot is produced by a step whose value only ``user`` reads."""
-        return slot in producer and slot not in fetched_slots and users.get(slot) == [user]
-
-    dropped, replaced = set(), {}
-    for j, (_, ins, _, op) in enumerate(steps):
-        scaled_forward = get_op(op.type).scaled_forward
-        if scaled_forward is None or not ins or not private(ins[0], j):
-            continue
-        chain, i = [], producer[ins[0]]
-        if steps[i][3].type == "Identity" and private(steps[i][1][0], i):
-            chain.append(i)
-            i = producer[steps[i][1][0]]
-        product = steps[i][3]
-        if product.type != "Mul":
-            continue
-        x, s = product.inputs
-        if s.shape.ndims != 0:
-            x, s = s, x
-        if s.shape.ndims != 0 or x.shape.ndims == 0:
-            continue
-        if not (fresh(x) and fresh(s)) and any(i < m < j for m in mutating):
-            continue
-        chain.append(i)
-        dropped.update(chain)
-        x_slot, s_slot = (steps[i][1] if product.inputs[0] is x else steps[i][1][::-1])
-        replaced[j] = (functools.partial(scaled_forward, *steps[j][0].args),
-                       [x_slot, s_slot, *ins[1:]], steps[j][2], op)
-    return [replaced.get(j, step) for j, step in enumerate(steps) if j not in dropped]
