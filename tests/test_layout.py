@@ -1,0 +1,151 @@
+"""The layout of docs/layout.md, read from the code's own imports (those inside functions too):
+the engine's packages each import only the packages below them, the engine never imports the
+runner, Hydra, OmegaConf or YAML, and neither engine/ nor runner/ has an import cycle."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+#: the engine's packages from the bottom up (docs/layout.md); a package may import those of a
+#: lower rank and its own. engine/__init__.py and engine/v2.py (the tf namespaces) are above all.
+RANKS = {
+    "framework": 0, "platform": 0,
+    "ops": 1,
+    "autodiff": 2,
+    "runtime": 3,
+    "nn": 4, "app": 4, "summary": 4, "metrics": 4, "data": 4, "losses": 4,
+    "layers": 5,
+    "train": 6,
+    "estimator": 7,
+    "keras": 8, "contrib": 8,
+}
+TOP = max(RANKS.values()) + 1  # a package not in RANKS: an API package nothing below imports
+NAMESPACES = ("engine", "engine.v2")
+
+#: what the engine must not import: its only I/O is TF's own
+FORBIDDEN = ("runner", "hydra", "omegaconf", "yaml", "bench", "tests")
+
+
+def modules(package: str) -> dict[str, Path]:
+    """Every module of a top-level package, by dotted name (a package by its __init__)."""
+    out = {}
+    for path in sorted((ROOT / package).rglob("*.py")):
+        parts = list(path.relative_to(ROOT).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        out[".".join(parts)] = path
+    return out
+
+
+def imports(name: str, path: Path, known) -> set[str]:
+    """What module ``name`` imports, anywhere in its code (function bodies included): the known
+    modules it names (a submodule where ``from pkg import sub`` names one), else the top-level
+    names of outside packages."""
+    is_pkg = path.name == "__init__.py"
+    base = name.split(".") if is_pkg else name.split(".")[:-1]
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                prefix = base[:len(base) - node.level + 1]
+                mod = ".".join(prefix + ([node.module] if node.module else []))
+            else:
+                mod = node.module or ""
+            targets = [f"{mod}.{a.name}" if f"{mod}.{a.name}" in known else mod
+                       for a in node.names]
+        else:
+            continue
+        for target in targets:
+            found = target
+            while found and found not in known:
+                found = found.rpartition(".")[0]
+            out.add(found or target.split(".")[0])
+    out.discard(name)
+    return out
+
+
+def rank(module: str) -> int:
+    if module in NAMESPACES:
+        return TOP + 1
+    return RANKS.get(module.split(".")[1], TOP)
+
+
+ENGINE = modules("engine")
+RUNNER = modules("runner")
+
+
+def test_the_imports_are_read_from_function_bodies_and_relative_imports(tmp_path):
+    pkg = tmp_path / "engine" / "ops"
+    pkg.mkdir(parents=True)
+    code = "def f():\n    from ..train import optimizer\n    import yaml\n"
+    (pkg / "x.py").write_text(code)
+    found = imports("engine.ops.x", pkg / "x.py", {"engine.train", "engine.train.optimizer"})
+    assert found == {"engine.train.optimizer", "yaml"}
+
+
+def test_every_engine_package_has_a_place_in_the_layers():
+    packages = {m.split(".")[1] for m in ENGINE if m.count(".") >= 1} - {"v2"}
+    assert packages - set(RANKS) == set(), "add the new package to RANKS and docs/layout.md"
+
+
+@pytest.mark.parametrize("name", sorted(ENGINE))
+def test_an_engine_module_imports_only_lower_packages(name):
+    upward = sorted(t for t in imports(name, ENGINE[name], ENGINE)
+                    if t in ENGINE and t != "engine" and rank(t) > rank(name))
+    assert upward == [], f"{name} imports the higher {upward}"
+    bad = sorted(t for t in imports(name, ENGINE[name], ENGINE)
+                 if t.split(".")[0] in FORBIDDEN)
+    assert bad == [], f"{name} imports {bad}: the engine knows nothing of the runner or YAML"
+
+
+@pytest.mark.parametrize("name", sorted(m for m in ENGINE if m not in NAMESPACES))
+def test_no_engine_module_imports_the_tf_namespace(name):
+    """``import engine`` from inside the engine would import every API package."""
+    assert "engine" not in imports(name, ENGINE[name], ENGINE), \
+        f"{name} imports engine (the tf namespace): import the module that defines the name"
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan's algorithm)."""
+    index, low, stack, on, out = {}, {}, [], set(), []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while not comp or comp[-1] != v:
+                comp.append(stack.pop())
+                on.discard(comp[-1])
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    for v in graph:
+        if v not in index:
+            visit(v)
+    return out
+
+
+def test_cycles_finds_a_cycle_and_only_it():
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+@pytest.mark.parametrize("package", [ENGINE, RUNNER], ids=["engine", "runner"])
+def test_no_import_cycles(package):
+    graph = {name: {t for t in imports(name, path, package) if t in package}
+             for name, path in package.items()}
+    assert cycles(graph) == []
