@@ -21,7 +21,7 @@ import inspect
 
 from ..framework.eager import executing_eagerly, no_recording, recording_tapes
 from ..ops.core import convert_to_tensor, identity, identity_n
-from .tape import GradientTape, _flatten, _pack
+from .tape import GradientTape, flatten, pack
 
 
 def custom_gradient(f=None):
@@ -70,7 +70,7 @@ def _call_grad_fn(grad_fn, result_grads, variables):
                              "grad_fn.")
     else:
         input_grads, variable_grads = grad_fn(*result_grads), []
-    return _flatten(input_grads), variable_grads
+    return flatten(input_grads), variable_grads
 
 
 def _graph_mode(f, args, kwargs):
@@ -79,7 +79,7 @@ def _graph_mode(f, args, kwargs):
                          "only when eager execution is enabled.")
     args = [convert_to_tensor(x) for x in args]
     result, grad_fn, variables = _captured_variables(f, args, {})
-    flat_result = [convert_to_tensor(r) for r in _flatten(result)]
+    flat_result = [convert_to_tensor(r) for r in flatten(result)]
     n = len(flat_result)
 
     def rule(op, *result_grads):
@@ -92,12 +92,12 @@ def _graph_mode(f, args, kwargs):
     outputs = identity_n(flat_result + args + variables, n=n, name="CustomGradient")
     if outputs:
         outputs[0].op._gradient_function = rule
-    return _pack(result, iter(outputs))
+    return pack(result, iter(outputs))
 
 
 def _eager_mode(f, args, kwargs):
     result, grad_fn, variables = _captured_variables(f, args, kwargs)
-    flat_result = [convert_to_tensor(r) for r in _flatten(result)]
+    flat_result = [convert_to_tensor(r) for r in flatten(result)]
     inputs = [convert_to_tensor(x) for x in list(args) + variables]
     with no_recording():  # outputs that only the custom op below produces on the tapes
         outputs = [identity(r) for r in flat_result]
@@ -113,4 +113,4 @@ def _eager_mode(f, args, kwargs):
     for tape in recording_tapes():
         if tape._should_record(inputs):
             tape._record("IdentityN", name, {"n": len(outputs)}, inputs, outputs, rule)
-    return _pack(result, iter(outputs))
+    return pack(result, iter(outputs))

@@ -21,7 +21,8 @@ from ..ops.math import add_n
 from ..ops.sparse import aggregate_indexed_slices, densify
 
 
-def _as_list(x):
+def as_list(x):
+    """``x`` as a list: a list or tuple's items, else ``[x]`` (tf.gradients' ys and xs)."""
     return list(x) if isinstance(x, list | tuple) else [x]
 
 
@@ -32,7 +33,8 @@ def _tensor(x, what):
     return convert_to_tensor(x)
 
 
-def _differentiable(t: Tensor) -> bool:
+def differentiable(t: Tensor) -> bool:
+    """Whether gradients flow through ``t``: floating dtypes only, as in TF."""
     return t.dtype.is_floating
 
 
@@ -64,7 +66,8 @@ def _between_ops(ys, xs, stop_ops):
     return between
 
 
-def _check_grad_y(y, g, i):
+def check_grad_y(y, g, i):
+    """grad_ys[i] ``g`` fits ys[i] ``y``: the same dtype and a compatible shape, else TF's errors."""
     if g.dtype != y.dtype:
         raise TypeError(f"grad_ys[{i}] has dtype {g.dtype.name} but ys[{i}] ({y.name}) has "
                         f"dtype {y.dtype.name}")
@@ -113,11 +116,11 @@ def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_op
     unconnected = getattr(unconnected_gradients, "value", unconnected_gradients)
     if unconnected not in (UnconnectedGradients.NONE, UnconnectedGradients.ZERO):
         raise ValueError(f"Unknown value for unconnected_gradients: {unconnected_gradients!r}")
-    ys = [_tensor(y, "ys") for y in _as_list(ys)]
-    xs = [_tensor(x, "xs") for x in _as_list(xs)]
-    stop_tensors = [_tensor(s, "stop_gradients") for s in _as_list(stop_gradients or [])]
+    ys = [_tensor(y, "ys") for y in as_list(ys)]
+    xs = [_tensor(x, "xs") for x in as_list(xs)]
+    stop_tensors = [_tensor(s, "stop_gradients") for s in as_list(stop_gradients or [])]
     if grad_ys is not None:
-        grad_ys = _as_list(grad_ys)
+        grad_ys = as_list(grad_ys)
         if len(grad_ys) != len(ys):
             raise ValueError(f"Length mismatch. Passed {len(grad_ys)} grad_ys for {len(ys)} ys")
     if not ys:
@@ -133,7 +136,7 @@ def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_op
                 g = ones_like(y, name=f"grad_ys_{i}")
             else:
                 g = convert_to_tensor(grad_ys[i], dtype=None, preferred_dtype=y.dtype)
-                _check_grad_y(y, g, i)
+                check_grad_y(y, g, i)
                 g = identity(g, name=f"grad_ys_{i}")
             accumulated.setdefault(y, []).append(g)
 
@@ -143,7 +146,7 @@ def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_op
         ops = [op for op in sorted(between, key=lambda o: o._id, reverse=True)
                if op not in stop_ops]
         backprop(ops, accumulated, lambda t: t.op in between, aggregation_method)
-        results = [_aggregate(accumulated, x, aggregation_method) if _differentiable(x) else None
+        results = [aggregate(accumulated, x, aggregation_method) if differentiable(x) else None
                    for x in xs]
     return [_unconnected(x, unconnected) if g is None else g for g, x in zip(results, xs)]
 
@@ -157,10 +160,10 @@ def backprop(ops, accumulated, reaches, aggregation_method=AggregationMethod.DEF
     (see tape.py), so both differentiate with the same rules in the same way.
     """
     for op in ops:
-        out_grads = [_aggregate(accumulated, t, aggregation_method) for t in op.outputs]
+        out_grads = [aggregate(accumulated, t, aggregation_method) for t in op.outputs]
         if all(g is None for g in out_grads):
             continue
-        if not any(_differentiable(t) for t in op.inputs):
+        if not any(differentiable(t) for t in op.inputs):
             continue
         rule = gradient_function(op)
         if rule is None:
@@ -174,7 +177,7 @@ def backprop(ops, accumulated, reaches, aggregation_method=AggregationMethod.DEF
             raise ValueError(f"Num gradients {len(in_grads)} generated for op {op.name} (type "
                              f"{op.type}) do not match num inputs {len(op.inputs)}")
         for k, (t, g) in enumerate(zip(op.inputs, in_grads)):
-            if g is None or not _differentiable(t) or not reaches(t):
+            if g is None or not differentiable(t) or not reaches(t):
                 continue
             if not t.shape.is_compatible_with(g.shape):
                 raise ValueError(
@@ -190,7 +193,7 @@ def _unconnected(x, mode):
     return None
 
 
-def _aggregate(accumulated, t, aggregation_method=AggregationMethod.DEFAULT):
+def aggregate(accumulated, t, aggregation_method=AggregationMethod.DEFAULT):
     """The sum of the gradients collected for ``t`` (made once: later calls reuse it): AddN of
     tensors, or one IndexedSlices concatenating them if any is an IndexedSlices."""
     grads = accumulated.get(t)

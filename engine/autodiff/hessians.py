@@ -10,7 +10,7 @@ from ..framework.graph import get_default_graph
 from ..ops.array import reshape, stack
 from ..ops.core import stop_gradient
 from ..ops.math import multiply
-from .gradients import UnconnectedGradients, _as_list, gradients
+from .gradients import UnconnectedGradients, as_list, gradients
 
 
 def hessians(ys, xs, name="hessians", colocate_gradients_with_ops=False, gate_gradients=False,
@@ -18,7 +18,7 @@ def hessians(ys, xs, name="hessians", colocate_gradients_with_ops=False, gate_gr
     """For each x, d^2 sum(ys) / dx dx of shape ``x.shape + x.shape`` (None where ys do not
     depend on x). Row j is the gradient of element j of the flattened gradient, as TF computes
     it (TF loops with a while_loop; here x's static shape unrolls the loop)."""
-    xs = _as_list(xs)
+    xs = as_list(xs)
     kwargs = dict(colocate_gradients_with_ops=colocate_gradients_with_ops,
                   gate_gradients=gate_gradients, aggregation_method=aggregation_method)
     out = []
@@ -42,7 +42,7 @@ def hessians(ys, xs, name="hessians", colocate_gradients_with_ops=False, gate_gr
 def hessian_vector_product(ys, xs, v):
     """[H v] for the Hessian H of sum(ys) in xs and vectors v (one per x, x's shape), without
     forming H: the gradient of <grad, stop_gradient(v)> (TF's ``_hessian_vector_product``)."""
-    xs, v = _as_list(xs), _as_list(v)
+    xs, v = as_list(xs), as_list(v)
     if len(v) != len(xs):
         raise ValueError("xs and v must have the same length.")
     grads = gradients(ys, xs)

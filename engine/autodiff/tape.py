@@ -30,7 +30,7 @@ from ..framework.graph import Tensor, get_default_graph
 from ..framework.registry import get_op
 from ..ops.array import reshape, stack, transpose
 from ..ops.core import constant, convert_to_tensor, ones_like, zeros_like
-from .gradients import UnconnectedGradients, _aggregate, _check_grad_y, _differentiable, backprop
+from .gradients import UnconnectedGradients, aggregate, backprop, check_grad_y, differentiable
 
 
 class _Recorded:
@@ -147,7 +147,7 @@ class GradientTape:
     def watch(self, tensor):
         """Watch a tensor or variable (or a nested list/tuple/dict of them)."""
         self._sync()
-        for t in _flatten(tensor):
+        for t in flatten(tensor):
             if not isinstance(t, Tensor):
                 raise ValueError(f"Passed in object {t!r} of type {type(t).__name__!r}, not "
                                  "tf.Tensor or tf.Variable.")
@@ -191,20 +191,20 @@ class GradientTape:
         them; ``output_gradients`` gives one weight (or None: ones) per target.
         """
         unconnected = self._begin_differentiation(unconnected_gradients)
-        targets, flat_sources = _flatten(target), _flatten(sources)
+        targets, flat_sources = flatten(target), flatten(sources)
         for what, items in (("target", targets), ("sources", flat_sources)):
             for t in items:
                 if not isinstance(t, Tensor):
                     raise TypeError(f"{what} must be tensors or variables (or nested lists of "
                                     f"them), got {t!r}")
-        weights = [None] * len(targets) if output_gradients is None else _flatten(output_gradients)
+        weights = [None] * len(targets) if output_gradients is None else flatten(output_gradients)
         if len(weights) != len(targets):
             raise ValueError(f"Length mismatch: {len(weights)} output_gradients for "
                              f"{len(targets)} targets")
         with self._building():
             grads = self._backward(targets, weights, flat_sources, unconnected)
         self._end_differentiation()
-        return _pack(sources, iter(grads))
+        return pack(sources, iter(grads))
 
     def jacobian(self, target, sources, unconnected_gradients=UnconnectedGradients.NONE,
                  parallel_iterations=None, experimental_use_pfor=True):
@@ -215,7 +215,7 @@ class GradientTape:
             raise TypeError(f"target must be a tensor or variable, got {target!r}")
         self._check_loop_allowed(experimental_use_pfor)
         unconnected = self._begin_differentiation(unconnected_gradients)
-        flat_sources = _flatten(sources)
+        flat_sources = flatten(sources)
         target_shape = _static_shape(target, "jacobian")
         with self._building():
             columns = self._one_hot_passes(target, target_shape, (), flat_sources, unconnected)
@@ -224,7 +224,7 @@ class GradientTape:
                 shape = target_shape + _static_shape(s, "jacobian")
                 out.append(column if column is None else reshape(column, shape))
         self._end_differentiation()
-        return _pack(sources, iter(out))
+        return pack(sources, iter(out))
 
     def batch_jacobian(self, target, source, unconnected_gradients=UnconnectedGradients.NONE,
                        parallel_iterations=None, experimental_use_pfor=True):
@@ -308,7 +308,7 @@ class GradientTape:
                 g = ones_like(y)
             else:
                 g = convert_to_tensor(w, preferred_dtype=y.dtype)
-                _check_grad_y(y, g, i)
+                check_grad_y(y, g, i)
             accumulated.setdefault(y, []).append(g)
         reached = {s for s in sources if s in self._watched}
         for rec in self._records:
@@ -318,7 +318,7 @@ class GradientTape:
         backprop(ops, accumulated, reached.__contains__)
         grads = []
         for s in sources:
-            g = _aggregate(accumulated, s) if s in reached and _differentiable(s) else None
+            g = aggregate(accumulated, s) if s in reached and differentiable(s) else None
             if g is None and unconnected == UnconnectedGradients.ZERO:
                 g = zeros_like(s)
             grads.append(g)
@@ -335,22 +335,22 @@ def _static_shape(t, what):
 # -- nested structures ---------------------------------------------------------------------
 
 
-def _flatten(x):
+def flatten(x):
     """Leaves of nested lists, tuples and dicts (dicts in sorted key order, as tf.nest)."""
     if isinstance(x, dict):
-        return [leaf for k in sorted(x) for leaf in _flatten(x[k])]
+        return [leaf for k in sorted(x) for leaf in flatten(x[k])]
     if isinstance(x, list | tuple):
-        return [leaf for item in x for leaf in _flatten(item)]
+        return [leaf for item in x for leaf in flatten(item)]
     return [x]
 
 
-def _pack(structure, leaves):
+def pack(structure, leaves):
     """``structure`` with its leaves replaced, in order, from the iterator ``leaves``."""
     if isinstance(structure, dict):
-        packed = {k: _pack(structure[k], leaves) for k in sorted(structure)}
+        packed = {k: pack(structure[k], leaves) for k in sorted(structure)}
         return type(structure)((k, packed[k]) for k in structure)
     if isinstance(structure, list | tuple):
-        items = [_pack(item, leaves) for item in structure]
+        items = [pack(item, leaves) for item in structure]
         if hasattr(structure, "_fields"):
             return type(structure)(*items)
         return type(structure)(items)

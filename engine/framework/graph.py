@@ -500,11 +500,11 @@ class Graph:
     # -- defaults ------------------------------------------------------------------------
     @contextlib.contextmanager
     def as_default(self):
-        _stack().append(self)
+        default_graph_stack().append(self)
         try:
             yield self
         finally:
-            _stack().pop()
+            default_graph_stack().pop()
 
     def finalize(self):
         self._finalized = True
@@ -543,7 +543,9 @@ _global_default: list[Graph] = [Graph()]  # shared by all threads, as TF's globa
 _eager_default: list = [None]
 
 
-def _stack():
+def default_graph_stack() -> list[Graph]:
+    """The graphs entered with ``as_default`` on this thread, innermost last (a Session used as a
+    context manager enters its graph here too)."""
     return _state.stack
 
 

@@ -16,7 +16,7 @@ from ..framework.graph import TensorShape
 from ..framework.indexed_slices import IndexedSlices
 from ..framework.registry import apply, register
 from .core import convert_to_tensor
-from .variables import Variable, _ref
+from .variables import Variable, variable_ref
 
 
 def _assign_rows(var, rows, updates):
@@ -72,7 +72,7 @@ for _op_type, _kernel in _KERNELS.items():
 
 
 def _scatter(op_type, ref, indices, updates, name):
-    ref = _ref(ref)
+    ref = variable_ref(ref, op_type)
     indices = convert_to_tensor(indices)
     updates = convert_to_tensor(updates, preferred_dtype=ref.dtype)
     return apply(op_type, [indices, updates], name=name or op_type, ref=ref)

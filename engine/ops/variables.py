@@ -113,27 +113,29 @@ register("AssignAdd", _assign_update(np.add), _assign_infer, stateful=True, muta
 register("AssignSub", _assign_update(np.subtract), _assign_infer, stateful=True, mutates=True)
 
 
-def _ref(var):
+def variable_ref(var, user: str = "assign") -> Tensor:
+    """The VariableV2 tensor of a variable (a ``Variable`` or its ref tensor), which the state ops
+    (assign, scatter, the optimizers' update ops) write; TypeError naming ``user`` otherwise."""
     ref = var._as_graph_element() if hasattr(var, "_as_graph_element") else var
     if not (isinstance(ref, Tensor) and ref.op.type == "VariableV2"):
-        raise TypeError(f"assign needs a variable, got {var!r}")
+        raise TypeError(f"{user} needs a variable, got {var!r}")
     return ref
 
 
 def assign(ref, value, validate_shape=True, use_locking=None, name="Assign"):
-    ref = _ref(ref)
+    ref = variable_ref(ref)
     value = convert_to_tensor(value, preferred_dtype=ref.dtype)
     return apply("Assign", [value], name=name, ref=ref, validate_shape=validate_shape)
 
 
 def assign_add(ref, value, use_locking=None, name="AssignAdd"):
-    ref = _ref(ref)
+    ref = variable_ref(ref, "assign_add")
     return apply("AssignAdd", [convert_to_tensor(value, preferred_dtype=ref.dtype)], name=name,
                  ref=ref)
 
 
 def assign_sub(ref, value, use_locking=None, name="AssignSub"):
-    ref = _ref(ref)
+    ref = variable_ref(ref, "assign_sub")
     return apply("AssignSub", [convert_to_tensor(value, preferred_dtype=ref.dtype)], name=name,
                  ref=ref)
 
@@ -288,7 +290,8 @@ register("IsVariableInitialized", lambda state, op: np.array(op.attrs["ref"].op 
 
 def is_variable_initialized(variable, name="IsVariableInitialized"):
     """A bool tensor: whether ``variable`` has a value in the session that runs it."""
-    return apply("IsVariableInitialized", [], name=name, ref=_ref(variable))
+    ref = variable_ref(variable, "is_variable_initialized")
+    return apply("IsVariableInitialized", [], name=name, ref=ref)
 
 
 # -- variable scopes and get_variable ------------------------------------------------------

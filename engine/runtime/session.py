@@ -14,8 +14,7 @@ import numpy as np
 from ..framework.default_session import DefaultSession, get_default_session
 from ..framework.default_session import stack as _session_stack
 from ..framework.errors import FailedPreconditionError, InvalidArgumentError
-from ..framework.graph import Operation, Tensor, get_default_graph
-from ..framework.graph import _stack as _graph_stack
+from ..framework.graph import Operation, Tensor, default_graph_stack, get_default_graph
 from ..framework.indexed_slices import IndexedSlices, IndexedSlicesValue
 from ..framework.threads import blas_threads_of, invalidate, use_blas_threads
 from .allocator import keep_freed_memory
@@ -289,12 +288,12 @@ class InteractiveSession(Session):
     def __init__(self, target="", graph=None, config=None):
         super().__init__(target, graph, config)
         _session_stack().append(self)
-        _graph_stack().append(self.graph)
+        default_graph_stack().append(self.graph)
 
     def close(self):
         if self in _session_stack():
             _session_stack().remove(self)
-            stack = _graph_stack()
+            stack = default_graph_stack()
             for i in range(len(stack) - 1, -1, -1):
                 if stack[i] is self.graph:
                     del stack[i]

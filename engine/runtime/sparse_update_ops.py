@@ -25,9 +25,9 @@ from ..framework.errors import InvalidArgumentError, ShapeError
 from ..framework.graph import TensorShape
 from ..framework.registry import apply, register
 from ..ops.core import convert_to_tensor
+from ..ops.variables import variable_ref
 from .update_ops import (
     KERNELS,
-    _as_ref,
     as_gate,
     check_hyper_and_gate,
     check_refs,
@@ -119,7 +119,7 @@ def register_sparse_rows(op_type, dense_op_type, compiled=None):
 
 def sparse_update(op_type, values, indices, hyper=(), gate=None, name=None, attrs=None, **refs):
     """Add a sparse update op writing ``refs`` at ``indices`` with gradient rows ``values``."""
-    refs = {k: _as_ref(v) for k, v in refs.items()}
+    refs = {k: variable_ref(v, op_type) for k, v in refs.items()}
     inputs = [convert_to_tensor(values), convert_to_tensor(indices)]
     inputs += [convert_to_tensor(h) for h in hyper]
     if gate is not None:

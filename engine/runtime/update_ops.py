@@ -32,20 +32,11 @@ import numpy as np
 
 from ..framework import dtypes as _dtypes
 from ..framework.errors import InvalidArgumentError, ShapeError
-from ..framework.graph import Tensor
 from ..framework.registry import apply, register
 from ..ops.core import convert_to_tensor
-from ..ops.variables import assign, assign_add, assign_sub
+from ..ops.variables import assign, assign_add, assign_sub, variable_ref
 from . import compiled as _compiled
 from . import workers
-
-
-def _as_ref(var):
-    ref = var._as_graph_element() if hasattr(var, "_as_graph_element") else var
-    if not (isinstance(ref, Tensor) and ref.op.type == "VariableV2"):
-        raise TypeError(f"an update op writes variables, got {var!r}")
-    return ref
-
 
 #: elements per block of a blocked update: Adam's 7 block-sized float32 arrays (3.5 MB) stay in
 #: the shared L3 cache. Measured for Adam over 10 x 1e6 float32 on 2 threads (2026-11-23): 64K
@@ -276,7 +267,7 @@ def update(op_type, value, hyper=(), gate=None, name=None, attrs=None, **refs):
     """Add an update op: ``refs`` are the variables it writes, ``value`` its gradient/value input,
     ``hyper`` its scalar hyperparameter tensors, ``gate`` an optional boolean scalar tensor and
     ``attrs`` its static attributes."""
-    refs = {k: _as_ref(v) for k, v in refs.items()}
+    refs = {k: variable_ref(v, op_type) for k, v in refs.items()}
     inputs = [convert_to_tensor(value)] + [convert_to_tensor(h) for h in hyper]
     if gate is not None:
         inputs.append(as_gate(gate))
@@ -310,7 +301,7 @@ register_update("GatedAssignSub", _assign_sub_kernel, refs=("var",))
 
 
 def _write(op_type, plain, ref, value, gate, name):
-    ref = _as_ref(ref)
+    ref = variable_ref(ref, op_type)
     value = convert_to_tensor(value, preferred_dtype=ref.dtype)
     if gate is None:
         return plain(ref, value) if name is None else plain(ref, value, name=name)
