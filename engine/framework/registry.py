@@ -29,6 +29,9 @@ class OpDef:
     scaled_forward(state, op, value, scale, *inputs) is an update op's forward for the gradient
     ``value * scale`` (a scalar scale multiplied in block by block); the plan passes that fold
     gradient scales and batch updates look for it (``runtime/plan_passes.py``).
+    skips_unused: an op of several outputs whose forward takes ``needed=`` (a bool per output,
+    given by the plan when some output is read by nothing) and returns None for outputs it then
+    does not compute (RnnGrad: x's gradient, when x is data).
     """
 
     name: str
@@ -42,6 +45,7 @@ class OpDef:
     foldable: bool = True  # computed once when a plan is compiled if its inputs are constant
     sparse_grad: bool = False  # grad takes IndexedSlices output gradients (others get them dense)
     scaled_forward: Callable | None = None  # an update op's forward of value * scale
+    skips_unused: bool = False  # forward takes ``needed`` (per output: read?), may skip the rest
     attrs_doc: dict = field(default_factory=dict)
 
 

@@ -40,6 +40,8 @@ arithmetic, bit for bit, without numpy's per-call overhead.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ..framework.errors import ShapeError
@@ -122,12 +124,16 @@ def _initial_state(state, x, hidden, cell):
 # -- forward -------------------------------------------------------------------------------
 
 
+@functools.cache
 def _gate_order(hidden):
     """Kernel columns in the op's internal gate order (j, i, f, o) from TF's (i, j, f, o); the
     swap of the first two blocks is its own inverse. The three sigmoid gates (i, f, o) are then
     adjacent for the forward pass and the three gates whose gradient is dL/dc times a factor
-    (j, i, f) for the backward pass, so each step works on two slices rather than four."""
-    return np.r_[hidden:2 * hidden, 0:hidden, 2 * hidden:4 * hidden]
+    (j, i, f) for the backward pass, so each step works on two slices rather than four. Made
+    once per hidden size (read-only: it only indexes)."""
+    order = np.r_[hidden:2 * hidden, 0:hidden, 2 * hidden:4 * hidden]
+    order.flags.writeable = False
+    return order
 
 
 def _lstm_weights(kernel, bias, forget_bias, hidden):
@@ -156,14 +162,16 @@ def _compiled(dtype, batch, hidden):
     return rnn_compiled.kernels() if _runs[0] > WARM_RUNS else None
 
 
-def _tanh_loop(w_h, h0, h_all):
-    """The tanh recurrence; ``h_all`` holds x_t @ w_x + bias on entry, h_t on return."""
+def _tanh_loop(w_h, bias, h0, h_all):
+    """The tanh recurrence; ``h_all`` holds x_t @ w_x on entry, h_t on return (the compiled
+    loop adds the bias step by step, as ``(x_t @ w_x + bias) + h @ w_h``: no pass of its own)."""
     h = h0
     hw = np.empty(h_all.shape[1:], h_all.dtype)
     k = _compiled(h_all.dtype, *h_all.shape[1:])
     if k is not None and len(h_all) and rnn_compiled.run(
-            "tanh_loop", k["gemm"], k["tanh"], k["tanh_data"], w_h, h0, h_all, hw):
+            "tanh_loop", k["gemm"], k["tanh"], k["tanh_data"], w_h, bias, h0, h_all, hw):
         return
+    h_all += bias
     for t in range(len(h_all)):
         np.matmul(h, w_h, out=hw)
         h_all[t] += hw
@@ -178,21 +186,23 @@ def _reserve_parts(reserve, time, batch, hidden):
             reserve[n:].reshape(time, batch, hidden))
 
 
-def _lstm_loop(w_h, c0, h0, all_gates, tanh_c, c_all, h_all):
+def _lstm_loop(w_h, bias, c0, h0, all_gates, tanh_c, c_all, h_all):
     """The LSTM recurrence, in place in buffers made once per run of the op.
 
-    ``all_gates`` holds x_t @ w_x + bias (internal gate order, sigmoid columns halved; see
+    ``all_gates`` holds x_t @ w_x (internal gate order, sigmoid columns halved; see
     _lstm_weights) on entry and the activations j, i, f, o on return; with ``tanh_c`` that is
     all that backpropagation needs from the forward pass (TF's fused RNN kernels keep the same
-    in their reserve space)."""
+    in their reserve space). The bias is added to every step's x_t @ w_x before h @ w_h (by
+    the compiled loop step by step, saving a pass over all the gates)."""
     hidden = h_all.shape[2]
     h, c = h0, c0
     hw = np.empty(all_gates.shape[1:], all_gates.dtype)
     k = _compiled(h_all.dtype, *h_all.shape[1:])
     if k is not None and len(h_all) and rnn_compiled.run(
-            "lstm_loop", k["gemm"], k["tanh"], k["tanh_data"], w_h, c0, h0, all_gates, tanh_c,
-            c_all, h_all, hw):
+            "lstm_loop", k["gemm"], k["tanh"], k["tanh_data"], w_h, bias, c0, h0, all_gates,
+            tanh_c, c_all, h_all, hw):
         return
+    all_gates += bias
     ij = np.empty_like(h0)
     for t in range(len(h_all)):
         gates = all_gates[t]
@@ -220,8 +230,7 @@ def _rnn_forward(x, kernel, bias, *state, cell, forget_bias, with_state):
         (h0,) = _initial_state(state, x, hidden, cell)
         # concat([x_t, h]) @ kernel == x_t @ w_x + h @ w_h; the input half for all steps at once
         h_all = np.matmul(x2d, kernel[:features]).reshape(time, batch, hidden)
-        h_all += bias
-        _tanh_loop(np.ascontiguousarray(kernel[features:]), h0, h_all)
+        _tanh_loop(np.ascontiguousarray(kernel[features:]), np.ascontiguousarray(bias), h0, h_all)
         return h_all
 
     c0, h0 = _initial_state(state, x, hidden, cell)
@@ -229,10 +238,10 @@ def _rnn_forward(x, kernel, bias, *state, cell, forget_bias, with_state):
     reserve = np.empty(time * batch * 5 * hidden, x.dtype)
     all_gates, tanh_c = _reserve_parts(reserve, time, batch, hidden)
     np.matmul(x2d, kernel[:features], out=all_gates.reshape(time * batch, 4 * hidden))
-    all_gates += bias
     h_all = np.empty((time, batch, hidden), x.dtype)
     c_all = np.empty_like(h_all)
-    _lstm_loop(np.ascontiguousarray(kernel[features:]), c0, h0, all_gates, tanh_c, c_all, h_all)
+    _lstm_loop(np.ascontiguousarray(kernel[features:]), bias, c0, h0, all_gates, tanh_c, c_all,
+               h_all)
     return h_all, c_all, reserve
 
 
@@ -240,14 +249,18 @@ def _rnn_forward(x, kernel, bias, *state, cell, forget_bias, with_state):
 
 
 def _step_inputs(x, h0, h_all):
-    """concat([x_t, h_{t-1}]) for every step, [time, batch, features + hidden]: what the kernel
-    multiplies. With all hidden states known, this needs no loop."""
+    """concat([x_t, h_{t-1}, 1]) for every step, [time, batch, features + hidden + 1]: what the
+    kernel multiplies, and a column of ones for the bias, so that one GEMM gives the gradients
+    of both (the bias's as the last row; no separate pass summing the gate gradients). With all
+    hidden states known, this needs no loop."""
     time, batch, features = x.shape
-    xh = np.empty((time, batch, features + h_all.shape[2]), x.dtype)
+    hidden = h_all.shape[2]
+    xh = np.empty((time, batch, features + hidden + 1), x.dtype)
     xh[..., :features] = x
     if time:
-        xh[0, :, features:] = h0
-        xh[1:, :, features:] = h_all[:-1]
+        xh[0, :, features:-1] = h0
+        xh[1:, :, features:-1] = h_all[:-1]
+    xh[..., -1] = 1
     return xh
 
 
@@ -307,10 +320,12 @@ def _lstm_bptt(reserve, c0, c_all, dh_all, dc_all, w_h):
     return dgates, (dc_next, dh_next)
 
 
-def _rnn_grad_forward(x, kernel, bias, *rest, cell, forget_bias, with_state):
+def _rnn_grad_forward(x, kernel, bias, *rest, cell, forget_bias, with_state, needed=None):
     """Gradients of x, kernel, bias (and the given initial state) from the upstream gradients
     of Rnn's outputs. Inputs: Rnn's inputs, then its outputs, then the gradients of the
-    outputs a user sees (not of the reserve)."""
+    outputs a user sees (not of the reserve). ``needed`` (from the plan, see
+    ``OpDef.skips_unused``): which outputs are read; x's gradient is not computed when it is not
+    (x is usually data)."""
     n_state = _STATES[cell] if with_state else 0
     n_out = _OUTPUTS[cell]
     state = rest[:n_state]
@@ -318,7 +333,7 @@ def _rnn_grad_forward(x, kernel, bias, *rest, cell, forget_bias, with_state):
     hidden = _check_runtime(x, kernel, cell)
     time, batch, features = x.shape
     initial = _initial_state(state, x, hidden, cell)
-    xh = _step_inputs(x, initial[-1], outputs[0]).reshape(time * batch, features + hidden)
+    xh = _step_inputs(x, initial[-1], outputs[0]).reshape(time * batch, features + hidden + 1)
 
     if cell == "tanh":
         dgates, dstate = _tanh_bptt(outputs[0], out_grads[0], kernel[features:])
@@ -331,12 +346,11 @@ def _rnn_grad_forward(x, kernel, bias, *rest, cell, forget_bias, with_state):
         w_x = kernel[:features]
 
     dg2d = dgates.reshape(time * batch, kernel.shape[1])
-    dx = (dg2d @ w_x.T).reshape(x.shape)
-    dkernel = xh.T @ dg2d
-    dbias = dg2d.sum(axis=0)
+    dx = None if needed is not None and not needed[0] else (dg2d @ w_x.T).reshape(x.shape)
+    dweights = xh.T @ dg2d  # [kernel rows + the bias row, columns]
     if cell == "lstm":  # back to TF's gate order
-        dkernel, dbias = dkernel[:, order], dbias[order]
-    return (dx, dkernel, dbias, *dstate[:n_state])
+        dweights = dweights[:, order]
+    return (dx, dweights[:-1], dweights[-1], *dstate[:n_state])
 
 
 def _rnn_grad_infer(inputs, cell, forget_bias, with_state):
@@ -357,7 +371,8 @@ def _no_second_order(op, *_):
 
 
 register("Rnn", _rnn_forward, _rnn_infer, grad=_rnn_grad)
-register("RnnGrad", _rnn_grad_forward, _rnn_grad_infer, grad=_no_second_order)
+register("RnnGrad", _rnn_grad_forward, _rnn_grad_infer, grad=_no_second_order,
+         skips_unused=True)
 
 
 # -- Python API ----------------------------------------------------------------------------

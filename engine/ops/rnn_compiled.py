@@ -109,18 +109,19 @@ def _check(gemm, tanh, tanh_data, a, b, c, x, y):
     _tanh(tanh, tanh_data, x, y, np.empty(5, np.int64))
 
 
-def _recurrent_input(gemm, h_prev, w_h, hw, z):
-    """z += h_prev @ w_h (hw: scratch for the product)."""
+def _recurrent_input(gemm, h_prev, w_h, bias, hw, z):
+    """z = (z + bias) + h_prev @ w_h (hw: scratch for the product), as the numpy loops add the
+    bias to every step's input part first."""
     _gemm(gemm, h_prev, w_h, hw)
     for b in range(z.shape[0]):
         for k in range(z.shape[1]):
-            z[b, k] += hw[b, k]
+            z[b, k] = (z[b, k] + bias[k]) + hw[b, k]
 
 
-def _tanh_loop(gemm, tanh, tanh_data, w_h, h0, h_all, hw):
+def _tanh_loop(gemm, tanh, tanh_data, w_h, bias, h0, h_all, hw):
     call = np.empty(5, np.int64)
     for t in range(h_all.shape[0]):
-        _recurrent_input(gemm, h0 if t == 0 else h_all[t - 1], w_h, hw, h_all[t])
+        _recurrent_input(gemm, h0 if t == 0 else h_all[t - 1], w_h, bias, hw, h_all[t])
         _tanh(tanh, tanh_data, h_all[t], h_all[t], call)
 
 
@@ -133,13 +134,13 @@ def _tanh_bptt(gemm, dh_all, dz, w_ht, dh, dh_next):
         _gemm(gemm, dz[t], w_ht, dh_next)
 
 
-def _lstm_loop(gemm, tanh, tanh_data, w_h, c0, h0, all_gates, tanh_c, c_all, h_all, hw):
+def _lstm_loop(gemm, tanh, tanh_data, w_h, bias, c0, h0, all_gates, tanh_c, c_all, h_all, hw):
     call = np.empty(5, np.int64)
     hidden = h_all.shape[2]
     half = np.float32(0.5)
     for t in range(h_all.shape[0]):
         gates = all_gates[t]
-        _recurrent_input(gemm, h0 if t == 0 else h_all[t - 1], w_h, hw, gates)
+        _recurrent_input(gemm, h0 if t == 0 else h_all[t - 1], w_h, bias, hw, gates)
         _tanh(tanh, tanh_data, gates, gates, call)
         c_prev = c0 if t == 0 else c_all[t - 1]
         c = c_all[t]

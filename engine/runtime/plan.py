@@ -231,14 +231,19 @@ def compile_plan(state, fetches, feeds):
 
 def _without_unused(steps, fetched):
     """The steps without those that compute values nothing reads (a loss whose only use was the
-    shape of its gradient's seed, once that seed is folded): pure ops have no other effect."""
+    shape of its gradient's seed, once that seed is folded): pure ops have no other effect. An
+    op that can skip outputs (``OpDef.skips_unused``) is told which of its outputs are read."""
     needed = set(fetched)
     kept = []
     for step in reversed(steps):
         out, op = step[2], step[3]
         outs = () if out is None else out if isinstance(out, tuple) else (out,)
-        if outs and not get_op(op.type).stateful and not needed.intersection(outs):
+        op_def = get_op(op.type)
+        if outs and not op_def.stateful and not needed.intersection(outs):
             continue
+        if op_def.skips_unused and isinstance(out, tuple) and not needed.issuperset(out):
+            read = tuple(slot in needed for slot in out)
+            step = (functools.partial(step[0], needed=read), *step[1:])
         needed.update(step[1])
         kept.append(step)
     return kept[::-1]

@@ -241,6 +241,26 @@ def test_gradient_reuses_the_forward_pass(cell, monkeypatch):
 
 
 @pytest.mark.parametrize("cell", ["tanh", "lstm"])
+def test_the_gradient_of_x_is_not_computed_when_nothing_reads_it(cell):
+    """The plan tells RnnGrad which of its outputs are read (OpDef.skips_unused): with x data,
+    its gradient is skipped; the kernel and bias gradients are those of a run that reads all."""
+    v = random_inputs(cell, seed=4)
+    x = tf.placeholder(tf.float64, v["x"].shape, name="x")
+    kernel, bias = tf.constant(v["kernel"]), tf.constant(v["bias"])
+    loss = tf.reduce_sum(tf.square(rnn(x, kernel, bias, cell)))
+    weights = tf.gradients(loss, [kernel, bias])
+    everything = tf.gradients(loss, [x, kernel, bias])
+    with tf.Session() as sess:
+        alone = sess.run(weights, {x: v["x"]})
+        dx, *with_x = sess.run(everything, {x: v["x"]})
+        (step,) = [s for s in sess.plan(weights, [x]).steps if s[3].type == "RnnGrad"]
+    assert step[0].keywords["needed"][:3] == (False, True, True)
+    assert dx.shape == v["x"].shape
+    for a, b in zip(alone, with_x, strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("cell", ["tanh", "lstm"])
 def test_an_empty_sequence_has_zero_gradients(cell):
     v = random_inputs(cell, time=0)
     h0 = tf.constant(v["h0"])
