@@ -32,13 +32,39 @@ def _count(x_shape, axes):
     return n
 
 
+#: elements up to which a spread sum gradient is a new array rather than a broadcast view
+#: (np.broadcast_to's Python costs more than copying a small array)
+_SMALL_SPREAD = 4096
+
+
 def _broadcast_reduced(g, x, axes, keepdims, mean):
-    """Spread the gradient of a reduction back over the reduced axes of x (divided for a mean)."""
+    """Spread the gradient of a reduction back over the reduced axes of x (divided for a mean).
+
+    The fast path (float gradients; what every loss's mean takes) reshapes g to keep the
+    reduced axes and lets one ufunc broadcast it into an array of x's shape: the same values
+    as broadcast_to and division (element by element the same operation), without
+    expand_dims' and broadcast_to's Python."""
+    shape = np.shape(x)
+    if getattr(g, "dtype", None) is None or g.dtype.kind != "f" or (
+            not mean and np.size(x) > _SMALL_SPREAD):
+        return _broadcast_reduced_general(g, shape, axes, keepdims, mean)
+    if not keepdims and axes is not None:
+        rank = len(shape)
+        reduced = {a % rank for a in axes} if rank else set()
+        g = g.reshape(tuple(1 if i in reduced else d for i, d in enumerate(shape)))
+    out = np.empty(shape, g.dtype)
+    if mean:
+        return np.divide(g, g.dtype.type(max(_count(shape, axes), 1)), out=out)
+    out[...] = g
+    return out
+
+
+def _broadcast_reduced_general(g, shape, axes, keepdims, mean):
     if not keepdims and axes is not None:
         g = np.expand_dims(g, axes)  # negative axes count from x's end, as they should
-    out = np.broadcast_to(g, x.shape)
+    out = np.broadcast_to(g, shape)
     if mean:
-        out = out / np.asarray(max(_count(x.shape, axes), 1), dtype=out.dtype)
+        out = out / np.asarray(max(_count(shape, axes), 1), dtype=out.dtype)
     return out
 
 
@@ -166,8 +192,27 @@ def _np_reduce(fn):
     return forward
 
 
+_numpy_mean = _np_reduce(np.mean)
+
+
+def _mean(x, axes, keepdims):
+    """np.mean's float32/float64 arithmetic without its Python layers: the sum in the input's
+    dtype, then numpy's division by the count (an intp: computed in float64 and cast back, as
+    np.mean does), so the bits are np.mean's."""
+    dtype = getattr(x, "dtype", None)
+    if dtype is None or dtype.kind != "f" or dtype.itemsize < 4:
+        return _numpy_mean(x, axes, keepdims)
+    count = _count(x.shape, axes)
+    if not count:
+        return _numpy_mean(x, axes, keepdims)  # numpy's empty-mean warning and NaN
+    total = np.add.reduce(x, axis=axes, keepdims=keepdims)
+    if isinstance(total, np.ndarray):
+        return np.true_divide(total, np.intp(count), out=total, casting="unsafe")
+    return np.asarray(dtype.type(total / np.intp(count)))  # 0-d, as the other reductions
+
+
 register("Sum", _np_reduce(np.sum), _reduce_infer, grad=_sum_grad)
-register("Mean", _np_reduce(np.mean), _reduce_infer, grad=_mean_grad)
+register("Mean", _mean, _reduce_infer, grad=_mean_grad)
 def _extremum(fn, float_start, int_start):
     """max/min that give TF's identity on empty groups (-inf / +inf, or the integer bound)."""
 

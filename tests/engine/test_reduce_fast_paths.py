@@ -1,0 +1,41 @@
+"""The Mean op and the gradient spread of Sum/Mean take short paths for float arrays (every
+loss's mean); they must give numpy's bits: np.mean's, and broadcast_to followed by division."""
+
+import numpy as np
+import pytest
+
+from engine.ops.reduce import _broadcast_reduced, _broadcast_reduced_general, _mean
+
+CASES = [((), None, False), ((5,), None, False), ((5,), (0,), True), ((32, 1), (0, 1), False),
+         ((32, 1), None, True), ((4, 7, 3), (1,), False), ((4, 7, 3), (-1, 0), True),
+         ((4, 7, 3), (0, 2), False), ((100_000,), (0,), False), ((300, 700), (0,), False),
+         ((0, 3), (1,), False)]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape, axes, keepdims", CASES)
+def test_mean_gives_the_bits_of_np_mean(shape, axes, keepdims, dtype):
+    x = (np.random.default_rng(len(shape)).standard_normal(shape) * 1e3 + 0.1).astype(dtype)
+    got = _mean(x, axes, keepdims)
+    want = np.asarray(np.mean(x, axis=axes, keepdims=keepdims)).astype(dtype)
+    assert isinstance(got, np.ndarray) and got.dtype == dtype and got.shape == want.shape
+    np.testing.assert_array_equal(got, want)
+
+
+def test_mean_of_float16_and_integers_keeps_the_dtype_as_before():
+    assert _mean(np.array([1, 2, 4], np.int32), None, False).dtype == np.int32
+    assert _mean(np.ones(3, np.float16), (0,), False).dtype == np.float16
+
+
+@pytest.mark.parametrize("mean", [False, True])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64])
+@pytest.mark.parametrize("shape, axes, keepdims", CASES)
+def test_the_spread_gradient_equals_broadcast_and_division(shape, axes, keepdims, dtype, mean):
+    rng = np.random.default_rng(3)
+    x = np.zeros(shape, dtype)
+    reduced = np.sum(x, axis=axes, keepdims=keepdims)
+    g = (rng.standard_normal(np.shape(reduced)) * 7).astype(dtype)
+    got = _broadcast_reduced(g, x, axes, keepdims, mean)
+    want = _broadcast_reduced_general(g, shape, axes, keepdims, mean)
+    assert got.shape == shape and got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
