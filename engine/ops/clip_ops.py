@@ -24,10 +24,10 @@ from ..framework.graph import get_default_graph
 from ..framework.indexed_slices import values_of as _values
 from ..framework.indexed_slices import with_values as _like
 from ..framework.registry import export
-from .array import size, stack
+from .array import size
 from .core import convert_to_tensor, identity, ones_like
 from .math import cast, maximum, minimum, rsqrt, sqrt, where_v2
-from .nn import l2_loss
+from .nn import global_norm_op
 from .reduce import reduce_sum
 
 
@@ -101,7 +101,7 @@ def _as_sequence(t_list):
 def global_norm(t_list, name=None):
     """sqrt(sum of squares of every entry of every tensor in ``t_list``); None entries ignored.
 
-    Computed as TF does: sqrt(2 * sum(l2_loss(t))).
+    Computed as TF does, sqrt(2 * sum(l2_loss(t))), by one ``GlobalNorm`` op.
     """
     t_list = _as_sequence(t_list)
     with _name_scope(name, "global_norm"):
@@ -109,10 +109,7 @@ def global_norm(t_list, name=None):
                   if t is not None]
         if not values:
             raise ValueError("global_norm needs at least one tensor that is not None")
-        half_squared_norms = [l2_loss(v) for v in values]
-        half_squared_norm = reduce_sum(stack(half_squared_norms))
-        two = convert_to_tensor(2.0, dtype=half_squared_norm.dtype)
-        return sqrt(half_squared_norm * two, name="global_norm")
+        return global_norm_op(values)
 
 
 def clip_by_global_norm(t_list, clip_norm, use_norm=None, name=None):

@@ -136,3 +136,28 @@ def test_tensor_clip_functions_are_exported_to_the_expression_language():
     for name in ("clip_by_value", "clip_by_norm"):
         assert FUNCTIONS[name] is getattr(tf, name)
     assert "clip_by_global_norm" not in FUNCTIONS  # takes and returns lists
+
+
+@pytest.mark.parametrize("sizes", [[(34, 128), (128,)], [(1,), (), (7, 3), (100_000,)]])
+def test_global_norm_is_one_op_with_the_bits_of_tf_composition(sizes):
+    """global_norm is one GlobalNorm op whose value equals, bit for bit in float32, TF's
+    composition sqrt(2 * sum(stack(l2_loss(t)))) built from the separate ops."""
+    from engine.ops.array import stack
+    from engine.ops.nn import l2_loss
+
+    rng = np.random.default_rng(len(sizes))
+    arrays = [(rng.standard_normal(s) * 10).astype(np.float32) for s in sizes]
+    ts = [tf.constant(a) for a in arrays]
+    norm = tf.global_norm(ts)
+    composed = tf.sqrt(tf.reduce_sum(stack([l2_loss(t) for t in ts])) * tf.constant(2.0))
+    assert norm.op.type == "GlobalNorm" and norm.dtype == tf.float32
+    with tf.Session() as sess:
+        got, want = sess.run([norm, composed])
+    assert got.dtype == np.float32 and got.tobytes() == np.float32(want).tobytes()
+    np.testing.assert_allclose(got, np.sqrt(sum((a.astype(np.float64) ** 2).sum()
+                                                for a in arrays)), rtol=1e-5)
+
+
+def test_global_norm_of_mixed_dtypes_is_a_type_error():
+    with pytest.raises(TypeError, match="share a dtype"):
+        tf.global_norm([tf.constant([1.0], tf.float32), tf.constant([1.0], tf.float64)])

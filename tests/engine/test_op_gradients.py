@@ -380,6 +380,8 @@ case("Fill", "dims-tensor", lambda v: tf.fill(tf.shape(tf.zeros([3, 2])), v) * v
 for _shape in [(), (4,), (2, 3)]:
     case("L2Loss", f"shape{_shape}", tf.nn.l2_loss, anything(*_shape))
 case("L2Loss", "transposed", lambda x: tf.nn.l2_loss(tf.transpose(x)), anything(2, 3))
+case("GlobalNorm", "three", lambda x, y, z: tf.global_norm([x, y, z]), anything(2, 3),
+     anything(4), anything())
 
 _xent = tf.nn.softmax_cross_entropy_with_logits_v2
 case("SoftmaxCrossEntropyWithLogits", "loss", lambda lo, la: _xent(labels=la, logits=lo),
