@@ -212,21 +212,90 @@ def compile_plan(state, fetches, feeds):
             out = tuple(slot_of(t) for t in op.outputs)
         steps.append((fn, ins, out, op))
 
+    steps, merged = _merge_duplicates(steps, template, len(feeds))
     fetch_slots, copy_fetch = [], []
     for f in fetches:
         if isinstance(f, Operation):
             fetch_slots.append(None)
             copy_fetch.append(FETCH_PLAIN)
         else:
-            fetch_slots.append(slot_of(f))
+            slot = merged.get(slot_of(f), slot_of(f))
+            # a value fetched again under another name (merged) is its own array too
+            again = slot in fetch_slots and not any(g is f for g in fetches[:len(fetch_slots)])
+            fetch_slots.append(slot)
             copy_fetch.append(FETCH_FED if f in fed else
-                              FETCH_COPY if f in aliased else FETCH_PLAIN)
+                              FETCH_COPY if f in aliased or again else FETCH_PLAIN)
     fetched = {s for s in fetch_slots if s is not None}
     fresh = lambda t: t not in aliased  # computed by the run, not state or a constant
     steps = _without_unused(steps, fetched)
     steps = batch_updates(fold_gradient_scales(steps, fetched, fresh), fresh, folded.__contains__)
     steps = blocked.find_regions(steps, fetched, fuse_steps)
     return Plan(list(feeds), steps, template, fetch_slots, copy_fetch, state)
+
+
+def _attr_key(value):
+    """A hashable stand-in for an attribute value (TypeError where there is none)."""
+    if isinstance(value, np.ndarray):
+        return ("ndarray", value.dtype.str, value.shape, value.tobytes())
+    if isinstance(value, list | tuple):
+        return (type(value).__name__, *(_attr_key(v) for v in value))
+    if isinstance(value, dict):
+        return ("dict", *sorted((k, _attr_key(v)) for k, v in value.items()))
+    hash(value)
+    return (type(value).__name__, value)
+
+
+def _input_key(slot, template, n_feeds, produced):
+    """An input of a step as its merge key: a folded constant by its value (each gradient
+    seed and literal has a slot of its own), anything else by its slot."""
+    if slot >= n_feeds and slot not in produced:
+        value = template[slot]
+        if isinstance(value, np.ndarray | np.generic) and value.size <= 64:
+            return ("const", value.dtype.str, value.shape, value.tobytes())
+    return slot
+
+
+def _merge_duplicates(steps, template, n_feeds):
+    """Common subexpressions: a pure op of the same type, attributes and input slots as an
+    earlier step computes the same values, so its step is dropped and its readers read the
+    earlier step's outputs (as TF's grappler does). Two groups differentiating one loss build
+    the same gradient ops of the loss twice; a logging step's gradient-norm report is the
+    clipping stage's norm again. Only ops that are pure (not stateful, foldable) without
+    control inputs, over values the run computed, fed or folded: an op reading variable
+    storage (or a view of it) may see it before or after an update. Returns (steps, mapping of
+    dropped output slots to the kept ones)."""
+    seen: dict = {}
+    merged: dict[int, int] = {}
+    volatile: set[int] = set()  # slots holding variable storage or views of it
+    produced = {s for step in steps for s in (
+        () if step[2] is None else step[2] if isinstance(step[2], tuple) else (step[2],))}
+    kept = []
+    for step in steps:
+        fn, ins, out, op = step
+        if merged and any(s in merged for s in ins):
+            ins = [merged.get(s, s) for s in ins]
+            step = (fn, ins, out, op)
+        outs = () if out is None else out if isinstance(out, tuple) else (out,)
+        op_def = get_op(op.type)
+        if op_def.stateful or (op_def.aliases_input and volatile.intersection(ins)):
+            volatile.update(outs)
+        key = None
+        if outs and not op_def.stateful and op_def.foldable and not op.control_inputs \
+                and not volatile.intersection(ins):
+            try:
+                key = (op.type, tuple(_input_key(s, template, n_feeds, produced) for s in ins),
+                       len(outs),
+                       tuple(sorted((k, _attr_key(v)) for k, v in op.attrs.items())))
+            except TypeError:
+                key = None
+        earlier = seen.get(key) if key is not None else None
+        if earlier is not None:
+            merged.update(zip(outs, earlier))
+            continue
+        if key is not None:
+            seen[key] = outs
+        kept.append(step)
+    return kept, merged
 
 
 def _without_unused(steps, fetched):
