@@ -61,6 +61,8 @@ class _Unsupported(Exception):
 def _encode(value, where):
     if value is None or isinstance(value, bool | str):
         return value
+    if isinstance(value, np.bool_):
+        return bool(value)
     if isinstance(value, int | np.integer):
         return int(value)
     if isinstance(value, float | np.floating):

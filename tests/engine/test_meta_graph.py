@@ -107,6 +107,8 @@ def test_export_meta_graph_round_trips_a_dict_and_limits_collections(tmp_path):
         out = tf.reduce_sum(a * tf.constant([3.0, np.nan]), name="out")
         tf.add_to_collection("outputs", out)
         tf.add_to_collection("misc", object())
+        flag = tf.placeholder_with_default(np.bool_(True), [], name="flag")
+        flag.op.attrs["numpy_bool"] = np.bool_(False)  # numpy scalars are plain values
         with pytest.warns(UserWarning, match="collection 'misc'"):
             meta = tf.train.export_meta_graph(str(tmp_path / "g.meta"),
                                               collection_list=["outputs", "variables"])
@@ -118,6 +120,9 @@ def test_export_meta_graph_round_trips_a_dict_and_limits_collections(tmp_path):
             sess.run(tf.global_variables_initializer())
             assert np.isnan(sess.run(tf.get_collection("outputs")[0]))
             np.testing.assert_array_equal(sess.run("a:0"), [1.0, 2.0])
+            assert sess.run("flag:0")
+            assert tf.get_default_graph().get_operation_by_name("flag").attrs["numpy_bool"] \
+                is False
 
 
 def test_what_cannot_be_rebuilt_is_refused_with_the_reason(tmp_path):
