@@ -285,7 +285,7 @@ def fill(dims, value, name="Fill"):
     return apply("Fill", [dims, value], name=name)
 
 
-def _filled(shape, value, dtype, name):
+def filled(shape, value, dtype, name):
     """A constant of ``shape`` filled with ``value``: a Const, or a Fill op when large."""
     dtype = _dtypes.as_dtype(dtype)
     shape = _static_shape(shape)
@@ -296,12 +296,12 @@ def _filled(shape, value, dtype, name):
 
 @export("zeros")
 def zeros(shape, dtype=_dtypes.float32, name="zeros"):
-    return _filled(shape, 0, dtype, name)
+    return filled(shape, 0, dtype, name)
 
 
 @export("ones")
 def ones(shape, dtype=_dtypes.float32, name="ones"):
-    return _filled(shape, 1, dtype, name)
+    return filled(shape, 1, dtype, name)
 
 
 def _sum_to_shape(g, like):

@@ -13,7 +13,7 @@ import numpy as np
 from ..framework import dtypes as _dtypes
 from ..framework.graph import Tensor, TensorShape, get_default_graph
 from ..framework.registry import apply, register, static_sizes
-from .core import _filled, constant, convert_to_tensor
+from .core import constant, convert_to_tensor, filled
 
 
 def _truncated(rng, shape, mean, stddev):
@@ -146,7 +146,7 @@ class Constant(Initializer):
         dtype = _dtypes.as_dtype(dtype or self.dtype)
         value = np.asarray(self.value, dtype=dtype.np)
         if value.size == 1:
-            return _filled(shape, value.reshape(()), dtype, "Const")
+            return filled(shape, value.reshape(()), dtype, "Const")
         return constant(value, dtype=dtype, shape=shape)
 
 
