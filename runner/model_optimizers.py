@@ -25,6 +25,16 @@ from runner.signatures import keyword_parameters, missing_argument, param_key, r
 _OPTIMIZER_INTERNAL = ("self", "learning_rate", "use_locking", "name", "global_step")
 
 
+def _unknown_name(ctx: BuildContext, key: str, kind: str, name: str, table: Mapping) -> bool:
+    """Report ``name`` at ``key`` when ``table`` (a registry of schedules, optimizers or stages)
+    does not hold it, with the nearest names and every one it does hold; True if reported."""
+    if name in table:
+        return False
+    ctx.fail(key, f"unknown {kind} {name!r}{did_you_mean(name, table)}; one of: "
+                  f"{', '.join(table)}")
+    return True
+
+
 def build_learning_rate(ctx: BuildContext, name: str, spec, global_step):
     """Group ``name``'s learning rate: the configured number (or None), or its schedule's tensor
     of ``global_step``; None after reporting a bad schedule."""
@@ -32,10 +42,7 @@ def build_learning_rate(ctx: BuildContext, name: str, spec, global_step):
     lr = spec.learning_rate
     if not isinstance(lr, ScheduleSpec):
         return lr
-    if lr.name not in SCHEDULES:
-        ctx.fail(f"{key}.schedule", f"unknown schedule {lr.name!r}"
-                                    f"{did_you_mean(lr.name, SCHEDULES)}; one of: "
-                                    f"{', '.join(SCHEDULES)}")
+    if _unknown_name(ctx, f"{key}.schedule", "schedule", lr.name, SCHEDULES):
         return None
     fn = SCHEDULES[lr.name]
     accepted = list(getattr(fn, "params", None) or keyword_parameters(fn, ("global_step", "name")))
@@ -58,10 +65,7 @@ def build_learning_rate(ctx: BuildContext, name: str, spec, global_step):
 def build_optimizer(ctx: BuildContext, name: str, spec, lr, global_step):
     """Group ``name``'s optimizer with learning rate ``lr``, or None after reporting why not."""
     key = f"groups.{name}.optimizer"
-    if spec.name not in OPTIMIZERS:
-        ctx.fail(f"{key}.name", f"unknown optimizer {spec.name!r}"
-                                f"{did_you_mean(spec.name, OPTIMIZERS)}; one of: "
-                                f"{', '.join(OPTIMIZERS)}")
+    if _unknown_name(ctx, f"{key}.name", "optimizer", spec.name, OPTIMIZERS):
         return None
     cls = OPTIMIZERS[spec.name]
     accepted = keyword_parameters(cls.__init__, _OPTIMIZER_INTERNAL)
@@ -99,9 +103,7 @@ def build_pipeline(ctx: BuildContext, name: str, stages):
     every bad stage."""
     built, ok = [], True
     for stage_name, params, key in stages:
-        if stage_name not in STAGES:
-            ctx.fail(key, f"unknown stage {stage_name!r}{did_you_mean(stage_name, STAGES)}; "
-                          f"one of: {', '.join(STAGES)}")
+        if _unknown_name(ctx, key, "stage", stage_name, STAGES):
             ok = False
             continue
         cls = STAGES[stage_name]
