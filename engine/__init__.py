@@ -113,8 +113,11 @@ from .ops.core import (  # noqa: F401
     zeros_like,
 )
 from .ops.core import tuple_ as tuple  # noqa: F401, A001
+from .ops.cumulative import cumprod, cumsum  # noqa: F401
 from .ops.data_flow import dynamic_partition, dynamic_stitch  # noqa: F401
 from .ops.embedding_ops import SparseTensor, SparseTensorValue  # noqa: F401
+from .ops.grids import eye, lin_space, linspace, meshgrid  # noqa: F401
+from .ops.indexing_nd import gather_nd, scatter_nd  # noqa: F401
 from .ops.initializers import (  # noqa: F401
     constant_initializer,
     glorot_normal_initializer,
@@ -131,7 +134,9 @@ from .ops.initializers import (  # noqa: F401
     variance_scaling_initializer,
     zeros_initializer,
 )
+from .ops.linalg import diag, diag_part, einsum, matrix_transpose, tensordot, trace  # noqa: F401
 from .ops.logging_ops import Print  # noqa: F401
+from .ops.masking import boolean_mask, sequence_mask  # noqa: F401
 from .ops.math import (  # noqa: F401
     abs_ as abs,  # noqa: A001
 )
@@ -215,6 +220,9 @@ from .ops.scatter_ops import (  # noqa: F401
     scatter_max,
     scatter_min,
     scatter_mul,
+    scatter_nd_add,
+    scatter_nd_sub,
+    scatter_nd_update,
     scatter_sub,
     scatter_update,
 )

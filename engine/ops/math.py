@@ -311,11 +311,27 @@ register("SelectV2", np.where, _where_infer, grad=_where_grad,
          numexpr="where({0}, {1}, {2})")
 
 
+def _where_indices_infer(inputs):
+    cond = inputs[0]
+    return [(_dtypes.int64, TensorShape([None, cond.shape.ndims]))]
+
+
+# tf.where(condition): the coordinates of the true (non-zero) entries, one row each, in row-major
+# order (TF's Where op); the number of rows is known only when the op runs
+register("Where", lambda cond: np.argwhere(cond).astype(np.int64), _where_indices_infer)
+
+
+def _where_indices(condition, name):
+    return apply("Where", [convert_to_tensor(condition)], name=name)
+
+
 @export("where_v2")
 def where_v2(condition, x=None, y=None, name="SelectV2"):
     """Elementwise select, condition, x and y broadcast together (TF's where_v2)."""
+    if x is None and y is None:
+        return _where_indices(condition, name="Where")
     if x is None or y is None:
-        raise ValueError("where needs both x and y (index form is not supported)")
+        raise ValueError("where: x and y must both be given or both be None")
     condition = convert_to_tensor(condition)
     x, y = as_tensors(x, y)
     return apply("SelectV2", [condition, x, y], name=name)
@@ -362,8 +378,10 @@ def where(condition, x=None, y=None, name="Select"):
     program TF1 accepts means the same here). The row rule is decided when the op runs, so it
     holds for operands of unknown rank too.
     """
+    if x is None and y is None:
+        return _where_indices(condition, name="Where")
     if x is None or y is None:
-        raise ValueError("where needs both x and y (index form is not supported)")
+        raise ValueError("where: x and y must both be given or both be None")
     condition = convert_to_tensor(condition)
     x, y = as_tensors(x, y)
     ranks = [condition.shape.ndims, x.shape.ndims, y.shape.ndims]

@@ -5,6 +5,10 @@ writes into a variable (TF's state_ops), in place.
 indices adding up (likewise for the others; for ``scatter_update`` the last write wins, which TF
 leaves undefined). ``updates`` has the shape ``indices.shape + ref.shape[1:]`` or is a scalar.
 The op returns the variable, like TF's ref-typed output; it has no gradient.
+
+``scatter_nd_update`` / ``scatter_nd_add`` / ``scatter_nd_sub`` write the slices addressed by the
+index tuples of ``indices``' last axis (as ``tf.scatter_nd``); ``updates`` has the shape
+``indices.shape[:-1] + ref.shape[K:]``.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from ..framework.graph import TensorShape
 from ..framework.indexed_slices import IndexedSlices
 from ..framework.registry import apply, register
 from .core import convert_to_tensor
+from .indexing_nd import index_tuple
 from .variables import Variable, variable_ref
 
 
@@ -71,6 +76,37 @@ for _op_type, _kernel in _KERNELS.items():
     register(_op_type, _forward(_kernel), _infer, stateful=True, mutates=True)
 
 
+def _forward_nd(kernel):
+    def forward(state, op, indices, updates):
+        var = state.storage(op.attrs["ref"].op)
+        index = index_tuple(indices, var.shape, op.type)
+        kernel(var, index, np.asarray(updates, dtype=var.dtype))
+        return var
+
+    return forward
+
+
+def _infer_nd(inputs, ref):
+    indices, updates = inputs
+    if not indices.dtype.is_integer:
+        raise TypeError(f"scatter_nd indices must be integers, got {indices.dtype.name}")
+    if updates.dtype != ref.dtype:
+        raise TypeError(f"scatter_nd updates of type {updates.dtype.name} do not match "
+                        f"{ref.name} of type {ref.dtype.name}")
+    k = indices.shape.dims[-1] if indices.shape.dims else None
+    if k is not None and ref.shape.dims is not None and indices.shape.dims is not None:
+        expected = TensorShape(indices.shape.dims[:-1] + ref.shape.dims[k:])
+        if updates.shape.ndims != 0 and not expected.is_compatible_with(updates.shape):
+            raise ShapeError(f"updates of shape {updates.shape} must have shape "
+                             f"indices.shape[:-1] + ref.shape[K:] = {expected} (ref {ref.name})")
+    return [(ref.dtype, ref.shape)]
+
+
+for _op_type, _kernel in [("ScatterNdUpdate", _assign_rows), ("ScatterNdAdd", np.add.at),
+                          ("ScatterNdSub", np.subtract.at)]:
+    register(_op_type, _forward_nd(_kernel), _infer_nd, stateful=True, mutates=True)
+
+
 def _scatter(op_type, ref, indices, updates, name):
     ref = variable_ref(ref, op_type)
     indices = convert_to_tensor(indices)
@@ -93,6 +129,10 @@ scatter_mul = _public("ScatterMul", "ref[indices] *= updates; repeated indices m
 scatter_div = _public("ScatterDiv", "ref[indices] /= updates; repeated indices divide in turn.")
 scatter_min = _public("ScatterMin", "ref[indices] = minimum(ref[indices], updates).")
 scatter_max = _public("ScatterMax", "ref[indices] = maximum(ref[indices], updates).")
+scatter_nd_update = _public("ScatterNdUpdate",
+                            "ref[index tuples] = updates (slices); the last write wins.")
+scatter_nd_add = _public("ScatterNdAdd", "ref[index tuples] += updates; repeated tuples add up.")
+scatter_nd_sub = _public("ScatterNdSub", "ref[index tuples] -= updates; repeated tuples add up.")
 
 
 def _sparse_method(fn):

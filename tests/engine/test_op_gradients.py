@@ -267,6 +267,28 @@ for _index, _label_ in [(1, "int"), (-1, "negative-int"), ((slice(None), slice(1
 case("StridedSlice", "vector[1:]", lambda x: x[1:], anything(4))
 case("Tile", "matrix", lambda x: tf.tile(x, [2, 3]), anything(2, 3))
 case("Tile", "vector", lambda x: tf.tile(x, [3]), anything(2))
+case("GatherNd", "elements-repeated", lambda x: tf.gather_nd(x, [[0, 1], [2, 0], [0, 1]]),
+     anything(3, 2))
+case("GatherNd", "rows", lambda x: tf.gather_nd(x, [[[1], [0]]]), anything(3, 2, 2))
+case("ScatterNd", "repeated", lambda u: tf.scatter_nd([[1, 0], [0, 2], [1, 0]], u, [2, 3]),
+     anything(3))
+case("ScatterNd", "rows", lambda u: tf.scatter_nd([[3], [1]], u, [4, 2]), anything(2, 2))
+for _exclusive in (False, True):
+    for _reverse in (False, True):
+        _flags = f"exclusive={_exclusive},reverse={_reverse}"
+        case("Cumsum", _flags, lambda x, e=_exclusive, r=_reverse: tf.cumsum(x, 1, e, r),
+             anything(2, 3))
+        case("Cumprod", _flags, lambda x, e=_exclusive, r=_reverse: tf.cumprod(x, 0, e, r),
+             away_from_zero(3, 2))
+case("Cumsum", "vector", lambda x: tf.cumsum(x), anything(4))
+case("Einsum", "matmul", lambda a, b: tf.einsum("ij,jk->ik", a, b), anything(2, 3), anything(3, 2))
+case("Einsum", "batch-outer", lambda a, b: tf.einsum("bi,bj->bij", a, b), anything(2, 3),
+     anything(2, 2))
+case("Einsum", "summed-alone", lambda a, b: tf.einsum("ij,k->ik", a, b), anything(2, 3),
+     anything(2))
+case("Einsum", "transpose-sum", lambda a: tf.einsum("ijk->kj", a), anything(2, 3, 2))
+case("Einsum", "three", lambda a, b, c: tf.einsum("ij,jk,k", a, b, c), anything(2, 3),
+     anything(3, 2), anything(2))
 case("GatherV2", "repeated-rows", lambda x: tf.gather(x, [0, 2, 0]), anything(3, 2))
 case("GatherV2", "vector", lambda x: tf.gather(x, [[1, 1], [0, 2]]), anything(3))
 case("GatherV2", "matrix-ids", lambda x: tf.gather(x, [[1, 1], [0, 2]]), anything(3, 2))
@@ -536,6 +558,7 @@ NON_DIFFERENTIABLE: dict[str, Callable] = {
     "HistogramSummary": lambda x: tf.size(tf.summary.histogram("h", x)),
     "ImageSummary": lambda x: tf.size(tf.summary.image("i", tf.reshape(x, [1, 1, -1, 1]))),
     "MergeSummary": lambda x: tf.size(tf.summary.merge([tf.summary.scalar("m", tf.reduce_sum(x))])),
+    "Where": lambda x: tf.where(x > 0),
     "Unique": lambda x: tf.unique(tf.reshape(x, [-1]))[0],
     "IteratorGetNext": lambda x: tf.data.Dataset.from_tensor_slices(x).batch(2)
     .make_initializable_iterator().get_next(),
@@ -752,6 +775,11 @@ SECOND_ORDER = [
      lambda x: tf.sparse_segment_sqrt_n(x * x, [0, 2, 2], [0, 0, 1]) ** 2, anything(3, 2)),
     ("StridedSlice", lambda x: x[:, 1:] ** 3, anything(2, 3)),
     ("Tile", lambda x: tf.tile(x * x, [2, 1]) ** 2, anything(1, 3)),
+    ("GatherNd", lambda x: tf.gather_nd(x * x, [[1, 0], [1, 0]]) ** 2, anything(2, 2)),
+    ("ScatterNd", lambda u: tf.scatter_nd([[1], [1]], u * u, [3]) ** 2, anything(2)),
+    ("Cumsum", lambda x: tf.cumsum(x * x, exclusive=True) ** 2, anything(3)),
+    ("Cumprod", lambda x: tf.cumprod(x, reverse=True) ** 2, away_from_zero(3)),
+    ("Einsum", lambda a, b: tf.einsum("ij,j->i", a * a, b) ** 2, anything(2, 3), anything(3)),
     ("Maximum", lambda x, y: tf.maximum(x, y) ** 3, *separated_pair((2, 3), (3,))),
     ("SelectV2", lambda x, y: tf.where_v2(_COND, x * x, y) ** 2, anything(2, 3), anything(3)),
     ("Select", lambda x, y: tf.where([False, True], x * x, y) ** 2, anything(2, 3), anything(2, 3)),
