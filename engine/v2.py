@@ -16,12 +16,12 @@ TF's traced graph, without its tracing), ``tf.optimizers`` (``tf.keras.optimizer
 
 from __future__ import annotations
 
-import functools
 import sys
 import types
 
 import engine as _v1
 from engine import *  # noqa: F403  (the whole TF1 API: TF2 keeps almost all of its names)
+from engine.framework.eager import eager_function as _eager_function
 from engine.framework.eager import enable_eager_execution as _enable_eager_execution
 from engine.ops.initializers import set_random_seed as _set_random_seed
 
@@ -35,14 +35,7 @@ def function(func=None, input_signature=None, autograph=True, jit_compile=None,
              reduce_retracing=False, experimental_relax_shapes=None, **_unused):
     """``tf.function``: here the function runs eagerly, call by call (the values TF's traced
     graph computes; tracing, retracing and autograph are not emulated)."""
-    if func is None:
-        return lambda f: function(f)
-
-    @functools.wraps(func)
-    def run(*args, **kwargs):
-        return func(*args, **kwargs)
-
-    return run
+    return _eager_function(func)
 
 
 _enable_eager_execution()

@@ -22,6 +22,7 @@ import functools
 from ..autodiff.tape import GradientTape
 from ..data.iterator_ops import EagerIterator
 from ..framework.eager import (
+    eager_function,
     eager_mode,
     enable_eager_execution,
     executing_eagerly,
@@ -38,15 +39,9 @@ __all__ = ["enable_eager_execution", "executing_eagerly", "in_eager_mode", "Vari
 
 
 def defun(func=None, input_signature=None, autograph=False, experimental_relax_shapes=False):
-    """``tfe.defun``: the function itself, run eagerly call by call (no graph is traced)."""
-    if func is None:
-        return lambda f: defun(f)
-
-    @functools.wraps(func)
-    def run(*args, **kwargs):
-        return func(*args, **kwargs)
-
-    return run
+    """``tfe.defun``: the function itself, run eagerly call by call (no graph is traced; the
+    same wrapper as ``tf.function``)."""
+    return eager_function(func)
 
 
 def num_gpus():

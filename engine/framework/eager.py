@@ -27,6 +27,7 @@ not pile up its history); ``GradientTape`` (autodiff/tape.py) records what it ne
 from __future__ import annotations
 
 import contextlib
+import functools
 import itertools
 import threading
 import weakref
@@ -382,3 +383,18 @@ def no_recording():
         yield
     finally:
         tapes[:] = saved
+
+
+def eager_function(func=None):
+    """What ``tf.function`` (engine.v2) and ``tfe.defun`` (contrib.eager) make of a Python
+    function here: a wrapper that runs it call by call, eagerly where it is called (the values
+    TF's traced graph computes; tracing, retracing and autograph are not emulated). Without
+    ``func``, the decorator itself (``@tf.function()``)."""
+    if func is None:
+        return eager_function
+
+    @functools.wraps(func)
+    def run(*args, **kwargs):
+        return func(*args, **kwargs)
+
+    return run

@@ -64,3 +64,18 @@ def test_eager_training_loop_over_a_dataset():
             expected = expected - np.float32(0.1) * 2 * x.T @ (x @ expected - y) / 4
     np.testing.assert_allclose(trained, expected, rtol=1e-6)
     assert tfe.num_gpus() == 0 and tfe.defun(lambda a: a + 1)(1) == 2
+
+
+def test_defun_is_tf_functions_wrapper():
+    """tfe.defun and engine.v2's tf.function are one wrapper (framework.eager.eager_function):
+    plain and called decorators keep the function's name and run it eagerly each call."""
+    from engine.framework.eager import eager_function
+
+    def double(a):
+        """Doubles."""
+        return a * 2
+
+    for wrapped in (tfe.defun(double), tfe.defun()(double), tfe.defun(input_signature=None)(double),
+                    eager_function(double)):
+        assert wrapped(3) == 6 and wrapped.__name__ == "double" and wrapped.__doc__ == "Doubles."
+        assert wrapped.__wrapped__ is double
