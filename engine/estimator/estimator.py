@@ -58,12 +58,7 @@ from ..summary import FileWriter, Summary, merge_all, scalar
 from ..train.checkpoint_management import get_checkpoint_state, latest_checkpoint
 from ..train.global_step import get_or_create_global_step
 from ..train.saver import Saver, list_variables, load_variable
-from ..train.session_run_hook import (
-    NanLossDuringTrainingError,
-    SessionRunArgs,
-    SessionRunContext,
-    SessionRunValues,
-)
+from ..train.session_run_hook import NanLossDuringTrainingError, run_with_hooks
 from .model_fn import EstimatorSpec, ModeKeys
 from .run_config import RunConfig
 
@@ -87,16 +82,7 @@ class _Hooks:
     def run(self, sess, fetches):
         """``sess.run(fetches)`` with each hook's extra fetches and feeds; (results, whether a
         hook asked to stop)."""
-        context = SessionRunContext(SessionRunArgs(fetches), sess)
-        extra, feeds = [], {}
-        for h in self.hooks:
-            args = h.before_run(context)
-            extra.append([] if args is None or args.fetches is None else args.fetches)
-            feeds.update({} if args is None else args.feed_dict or {})
-        results, hook_results = sess.run([fetches, extra], feed_dict=feeds or None)
-        for h, result in zip(self.hooks, hook_results):
-            h.after_run(context, SessionRunValues(result, None, None))
-        return results, context.stop_requested
+        return run_with_hooks(sess, self.hooks, fetches)
 
     def end(self, sess):
         for h in self.hooks:

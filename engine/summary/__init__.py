@@ -18,9 +18,10 @@ from ..framework.registry import apply
 from ..ops.core import convert_to_tensor
 from ..ops.summary_ops import scalar_summary
 from .writer import FileWriter, SessionLog
+from .writer_cache import FileWriterCache
 
-__all__ = ["FileWriter", "HistogramProto", "SessionLog", "Summary", "histogram", "image", "merge",
-           "merge_all", "scalar"]
+__all__ = ["FileWriter", "FileWriterCache", "HistogramProto", "SessionLog", "Summary",
+           "histogram", "image", "merge", "merge_all", "scalar"]
 
 
 def _tag(name):

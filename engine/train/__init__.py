@@ -18,6 +18,18 @@ from . import slot_creator  # noqa: F401
 from .adadelta import AdadeltaOptimizer
 from .adagrad import AdagradDecayOptimizer, AdagradOptimizer
 from .adam import AdamOptimizer, AdamWOptimizer, DecoupledWeightDecayExtension, LazyAdamOptimizer
+from .basic_session_run_hooks import (  # noqa: F401
+    CheckpointSaverHook,
+    CheckpointSaverListener,
+    FeedFnHook,
+    FinalOpsHook,
+    LoggingTensorHook,
+    NanTensorHook,
+    SecondOrStepTimer,
+    StepCounterHook,
+    StopAtStepHook,
+    SummarySaverHook,
+)
 from .checkpoint_management import (
     CheckpointState,
     checkpoint_exists,
@@ -34,6 +46,14 @@ from .global_step import (
     global_step,
 )
 from .gradient_descent import GradientDescentOptimizer, MomentumOptimizer
+from .monitored_session import (  # noqa: F401
+    ChiefSessionCreator,
+    MonitoredSession,
+    MonitoredTrainingSession,
+    Scaffold,
+    SingularMonitoredSession,
+    WorkerSessionCreator,
+)
 from .moving_averages import ExponentialMovingAverage
 from .optimizer import Optimizer
 from .rmsprop import RMSPropOptimizer
@@ -58,13 +78,11 @@ from .schedules import (
     polynomial_decay,
 )
 from .session_run_hook import (  # noqa: F401
-    LoggingTensorHook,
     NanLossDuringTrainingError,
     SessionRunArgs,
     SessionRunContext,
     SessionRunHook,
     SessionRunValues,
-    StopAtStepHook,
 )
 from .stages import STAGES, Pipeline, Stage, make_stage
 

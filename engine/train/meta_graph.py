@@ -25,7 +25,8 @@ strings, lists, null) or one of the tagged objects ``{"dtype": name}``, ``{"shap
 ``{"ndarray": {"dtype", "shape", "data": base64 of the C-ordered bytes}}``, ``{"float":
 "nan"|"inf"|"-inf"}``. Collections keep the items that are tensors, variables, ops
 (``{"op": name}``), strings and numbers; a collection holding anything else is left out with a
-warning, as TF's export does.
+warning, as TF's export does, except ``savers`` (the SAVERS collection a ``Scaffold`` fills),
+left out quietly: the saver of the file is its ``saver`` record.
 
 A graph the format cannot hold (an op with a Python function as its gradient, through
 ``tf.custom_gradient``, or an attribute of another Python type) is not written; the file says
@@ -44,7 +45,7 @@ import numpy as np
 
 from ..framework import dtypes as _dtypes
 from ..framework.errors import DataLossError, NotFoundError
-from ..framework.graph import Operation, Tensor, TensorShape, get_default_graph
+from ..framework.graph import GraphKeys, Operation, Tensor, TensorShape, get_default_graph
 from ..ops.variables import Variable, _Bare
 from .checkpoint_management import write_atomically
 
@@ -155,6 +156,8 @@ def _collection_item(item):
 def _graph_record(graph):
     collections = {}
     for key in graph.get_all_collection_keys():
+        if key == GraphKeys.SAVERS:
+            continue
         try:
             collections[key] = [_collection_item(i) for i in graph.get_collection(key)]
         except _Unsupported as exc:
