@@ -74,6 +74,21 @@ def _require_global_step(hook):
     return step
 
 
+class _EveryNStepsHook(SessionRunHook):
+    """A hook that acts when its timer triggers at the global step after a run: it fetches the
+    step with each run, reads it again only when the stale value + 1 may trigger (TF's way),
+    and calls ``_trigger(run_context, step, (seconds, steps) since the last trigger)``."""
+
+    def before_run(self, run_context):
+        return SessionRunArgs(self._global_step)
+
+    def after_run(self, run_context, run_values):
+        if self._timer.should_trigger_for_step(int(run_values.results) + 1):
+            step = int(run_context.session.run(self._global_step))
+            if self._timer.should_trigger_for_step(step):
+                self._trigger(run_context, step, self._timer.update_last_triggered_step(step))
+
+
 def _graph_element(t):
     if isinstance(t, str):
         return get_default_graph().as_graph_element(t if ":" in t else t + ":0")
@@ -181,7 +196,7 @@ class CheckpointSaverListener:
         pass
 
 
-class CheckpointSaverHook(SessionRunHook):
+class CheckpointSaverHook(_EveryNStepsHook):
     """Saves ``checkpoint_dir/checkpoint_basename-STEP`` (see module doc). The saver is
     ``saver``, else ``scaffold.saver``, else the one Saver of the SAVERS collection."""
 
@@ -208,16 +223,9 @@ class CheckpointSaverHook(SessionRunHook):
         self._save(session, step)  # the state at this global step
         self._timer.update_last_triggered_step(step)
 
-    def before_run(self, run_context):
-        return SessionRunArgs(self._global_step)
-
-    def after_run(self, run_context, run_values):
-        if self._timer.should_trigger_for_step(int(run_values.results) + 1):
-            step = int(run_context.session.run(self._global_step))
-            if self._timer.should_trigger_for_step(step):
-                self._timer.update_last_triggered_step(step)
-                if self._save(run_context.session, step):
-                    run_context.request_stop()
+    def _trigger(self, run_context, step, elapsed):
+        if self._save(run_context.session, step):
+            run_context.request_stop()
 
     def end(self, session):
         step = int(session.run(self._global_step))
@@ -252,7 +260,7 @@ class CheckpointSaverHook(SessionRunHook):
         return savers[0]
 
 
-class StepCounterHook(SessionRunHook):
+class StepCounterHook(_EveryNStepsHook):
     """Writes the steps per second as the summary ``global_step/sec`` (and logs it) every
     ``every_n_steps`` steps or ``every_n_secs`` seconds."""
 
@@ -268,20 +276,14 @@ class StepCounterHook(SessionRunHook):
             self._summary_writer = FileWriterCache.get(self._output_dir)
         self._global_step = _require_global_step("StepCounterHook")
 
-    def before_run(self, run_context):
-        return SessionRunArgs(self._global_step)
-
-    def after_run(self, run_context, run_values):
-        if self._timer.should_trigger_for_step(int(run_values.results) + 1):
-            step = int(run_context.session.run(self._global_step))
-            if self._timer.should_trigger_for_step(step):
-                seconds, steps = self._timer.update_last_triggered_step(step)
-                if seconds is not None and seconds > 0:
-                    rate = steps / seconds
-                    if self._summary_writer is not None:
-                        self._summary_writer.add_summary(Summary(value=[Summary.Value(
-                            tag="global_step/sec", simple_value=rate)]), step)
-                    logger.info("global_step/sec: %g", rate)
+    def _trigger(self, run_context, step, elapsed):
+        seconds, steps = elapsed
+        if seconds is not None and seconds > 0:
+            rate = steps / seconds
+            if self._summary_writer is not None:
+                self._summary_writer.add_summary(Summary(value=[Summary.Value(
+                    tag="global_step/sec", simple_value=rate)]), step)
+            logger.info("global_step/sec: %g", rate)
 
 
 class NanTensorHook(SessionRunHook):
