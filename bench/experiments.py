@@ -46,7 +46,8 @@ def _runner(experiment):
     from hydra import compose
 
     from runner.app import plain_config
-    from runner.loop import Trainer, prepare
+    from runner.loop import Trainer
+    from runner.prepare import prepare
     from runner.regress import _initialize
 
     with _initialize():

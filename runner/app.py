@@ -26,7 +26,7 @@ import hydra
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
-from runner.errors import ConfigError, ConfigErrors, did_you_mean
+from runner.errors import ConfigError, ConfigErrors, RunFailure, did_you_mean
 from runner.outputs import EXIT_CONFIG, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, write_summary
 
 log = logging.getLogger("runner")
@@ -86,7 +86,6 @@ def run(cfg, out_dir: str | Path, base_dir: str | Path | None = None) -> int:
     """
     from runner import rundir
     from runner.job import execute
-    from runner.loop import RunFailure
 
     out_dir = Path(out_dir)
     try:

@@ -1,4 +1,5 @@
-"""Config errors: each names the config key it is about, so the CLI can print one clear line each."""
+"""Config errors, each naming the config key it is about so the CLI can print one clear line each,
+and the failure of a run that started (``RunFailure``), tied to a key when one is known."""
 
 from __future__ import annotations
 
@@ -87,3 +88,12 @@ def _one_edit_apart(a: str, b: str) -> bool:
                                   and a[diff[0]] == b[diff[1]] and a[diff[1]] == b[diff[0]])
     short, long_ = (a, b) if len(a) < len(b) else (b, a)
     return any(long_[:i] + long_[i + 1:] == short for i in range(len(long_)))
+
+
+class RunFailure(Exception):
+    """An error while training (not in the config as written), tied to the config key it is
+    about when that is known; the CLI prints ``key: message`` and exits with 1."""
+
+    def __init__(self, key: str, message: str):
+        super().__init__(f"{key}: {message}")
+        self.key, self.message = key, message

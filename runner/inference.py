@@ -58,7 +58,8 @@ def _rekeyed(error: ConfigError, prefix: str) -> ConfigError:
 def load_run(cfg: Mapping, out_dir: Path, base_dir: Path, checkpoint: str):
     """(trainer, meta) with the run's model rebuilt and its checkpoint loaded; ``cfg`` keeps its
     ``mode`` and ``eval``/``predict`` sections, the rest comes from the checkpoint."""
-    from runner.loop import Trainer, prepare
+    from runner.loop import Trainer
+    from runner.prepare import prepare
 
     path = Path(out_dir) / checkpoint
     if not path.is_file():

@@ -1,9 +1,9 @@
 """One job of ``python -m runner``: what its ``mode`` asks of a config.
 
-train (the default) builds the model and trains it (runner/loop.py); check prints the compiled
-model and gradcheck compares gradients with finite differences (runner/check.py); eval and
-predict load a finished run's checkpoint (runner/inference.py). Config errors propagate as
-ConfigErrors, raised before anything runs.
+train (the default) builds the model and trains it (runner/prepare.py, runner/loop.py); check
+prints the compiled model and gradcheck compares gradients with finite differences
+(runner/check.py); eval and predict load a finished run's checkpoint (runner/inference.py).
+Config errors propagate as ConfigErrors, raised before anything runs.
 """
 
 from __future__ import annotations
@@ -15,8 +15,9 @@ from runner import inference
 from runner.check import describe_model, gradcheck
 from runner.checkpoint import saved_config
 from runner.fingerprint import fingerprint
-from runner.loop import Trainer, prepare
+from runner.loop import Trainer
 from runner.outputs import EXIT_OK
+from runner.prepare import prepare
 
 
 def execute(cfg: Mapping, out_dir: Path, base_dir: Path) -> int:

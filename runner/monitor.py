@@ -85,3 +85,15 @@ def replay(monitor: Monitor, records: Iterable[Mapping], eval_every: int) -> Non
     for record in records:
         if record["step"] % eval_every == 0 and record.get(monitor.monitor) is not None:
             monitor.update(record)
+
+
+def monitors_for(train) -> list[Monitor]:
+    """The EarlyStopping and keep_best Monitor a train spec asks for (fresh)."""
+    out = []
+    if train.early_stopping is not None:
+        spec = train.early_stopping
+        out.append(EarlyStopping("train.early_stopping", spec.monitor, spec.mode, spec.patience,
+                                 spec.min_delta))
+    if train.keep_best is not None:
+        out.append(Monitor("train.keep_best", train.keep_best.monitor, train.keep_best.mode))
+    return out

@@ -67,7 +67,8 @@ def read_records(run_dir) -> list[dict]:
     path = Path(run_dir) / METRICS
     if not path.exists():
         return []
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()
+            if line.strip()]
 
 
 def _series(records: Sequence[Mapping], key: str) -> tuple[list, list]:

@@ -20,7 +20,7 @@ from runner_helpers import (
 )
 
 from runner.config import validate
-from runner.loop import prepare
+from runner.prepare import prepare
 
 SHIPPED = {"adagrad_decay", "clip_adam", "clip_norm", "clip_value", "embedding_adagrad_decay",
            "linear_regression", "minimize", "stop_gradient", "two_optimizers"}

@@ -58,7 +58,7 @@ def test_optimizer_slots_count(base, tmp_path, capsys):
 
 
 def test_a_gradient_counts_once_the_graph_is_built_sparse_as_the_rows_looked_up(tmp_path):
-    from runner.loop import prepare
+    from runner.prepare import prepare
 
     config, model, _ = prepare(compose_config("+experiment=embedding_adagrad_decay",
                                               "data.n=512"), tmp_path)
@@ -194,12 +194,12 @@ def test_config_files_that_expand_or_hold_too_much_are_refused_quickly(tmp_path,
 
 def test_running_out_of_memory_anyway_is_one_line_without_traceback(base, tmp_path, capsys,
                                                                     monkeypatch):
-    from runner import loop
+    from runner import prepare
 
     def exhausted(*args, **kwargs):
         raise MemoryError("Unable to allocate 8.00 GiB")
 
-    monkeypatch.setattr(loop, "build_model", exhausted)
+    monkeypatch.setattr(prepare, "build_model", exhausted)
     assert run(copy.deepcopy(base), tmp_path / "run") == 1
     err = capsys.readouterr().err
     assert err.startswith("train.max_memory_gb: out of memory (Unable to allocate 8.00 GiB)")

@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 from runner_helpers import compose_config, read_metrics, read_summary, run_config
 
-from runner import loop
-from runner.loop import EXIT_DIVERGED
+from runner import console
+from runner.outputs import EXIT_DIVERGED
 
 
 @pytest.fixture(scope="module")
@@ -163,8 +163,8 @@ def test_gradcheck_fails_when_the_engine_gradient_is_wrong(tmp_path, monkeypatch
 
 def test_no_progress_bar_when_stdout_is_not_a_terminal(monkeypatch):
     monkeypatch.setattr("sys.stdout", io.StringIO())
-    assert loop._progress_bar(10, 0, enabled=True) is None
-    assert loop._progress_bar(10, 0, enabled=False) is None
+    assert console.progress_bar(10, 0, enabled=True) is None
+    assert console.progress_bar(10, 0, enabled=False) is None
 
 
 def test_progress_bar_in_a_terminal_shows_steps_per_second_loss_and_time_left(base, tmp_path,
