@@ -7,7 +7,9 @@
     python -m bench.run experiments     # every shipped experiment end to end (bench/experiments.py)
     python -m bench.run clip_adam       # one of them: the runner, torch and JAX/optax alternately
 
-The machine is shared and noisy: compare the ratios of one run, not times across runs.
+The frameworks of a workload are timed alternately (a sample of each in turn, see
+``_time_alternately``), so that a shared machine's load changes all of them alike. The machine
+is shared and noisy: compare the ratios of one run, not times across runs.
 """
 
 from __future__ import annotations
@@ -22,28 +24,6 @@ from .workloads import WORKLOADS, Unavailable
 
 # Measured in fresh processes (bench/process.py) rather than by timing a step function.
 PROCESS_WORKLOADS = ("startup", "memory")
-
-
-def _time_per_call(step, min_sample_s, samples):
-    """Median seconds per call over ``samples`` samples of at least ``min_sample_s`` each."""
-    for _ in range(3):
-        step()
-    calls, elapsed = 1, 0.0
-    while True:
-        t0 = time.perf_counter()
-        for _ in range(calls):
-            step()
-        elapsed = time.perf_counter() - t0
-        if elapsed >= min_sample_s:
-            break
-        calls *= 2 if elapsed == 0 else max(2, min(10, int(min_sample_s / elapsed) + 1))
-    times = [elapsed / calls]
-    for _ in range(samples - 1):
-        t0 = time.perf_counter()
-        for _ in range(calls):
-            step()
-        times.append((time.perf_counter() - t0) / calls)
-    return statistics.median(times)
 
 
 def _time_alternately(steps, min_sample_s, samples, clock=time.perf_counter):
@@ -168,15 +148,17 @@ def main(argv=None):
         make, sizes, frameworks = WORKLOADS[name]
         for size in sizes:
             label = name if size is None else f"{name}[{size:g}]"
-            results = {}
+            results, steps = {}, {}
             for fw in frameworks:
                 try:
                     step = make(fw, size) if size is not None else make(fw)
-                    results[fw] = _time_per_call(step, min_s, samples)
+                    step()  # a variant that fails, fails here alone
+                    steps[fw], results[fw] = step, None  # None keeps the row's place
                 except Unavailable as exc:
                     results[fw] = f"skipped ({exc})"
                 except Exception as exc:  # a broken variant must not hide the others
                     results[fw] = f"failed ({type(exc).__name__}: {exc})"
+            results.update(_time_alternately(steps, min_s, samples))
             _print_rows(label, results)
             measured[name] = (size, results)
     _print_bandwidth(measured)
