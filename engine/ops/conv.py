@@ -153,15 +153,16 @@ def im2col(xp, kh, kw, oh, ow, strides, dilations):
 def col2im(rows, image_shape, pads, kernel, out_hw, strides, dilations):
     """The adjoint of ``im2col``: rows ``[batch * oh * ow, kh * kw, channels]`` summed back into
     an unpadded NHWC image of ``image_shape``, tap after tap. With the ``fast`` extra one
-    compiled loop; else numpy accumulates in a channel-major image, where each tap's slab is a
-    run of contiguous rows (2x faster than NHWC for LeNet's shapes)."""
+    compiled loop over the rows (a copy first if they are not one block, as the depthwise
+    kind's); else numpy accumulates in a channel-major image, where each tap's slab is a run of
+    contiguous rows (2x faster than NHWC for LeNet's shapes)."""
     (kh, kw), (oh, ow) = kernel, out_hw
     n, c = int(image_shape[0]), int(image_shape[3])
     (pt, pb), (pl, pr) = pads
     h, w = int(image_shape[1]), int(image_shape[2])
     image = np.zeros((n, h, w, c), rows.dtype)
-    if windows_compiled.run("col2im", rows, kh, kw, pt, pl, *strides, *dilations, oh, ow,
-                            image):
+    if windows_compiled.run("col2im", rows.reshape(rows.shape[0], -1), kh, kw, pt, pl,
+                            *strides, *dilations, oh, ow, image):
         return image
     image = np.zeros((c, n, h + pt + pb, w + pl + pr), rows.dtype)
     for i in range(kh):
@@ -200,8 +201,8 @@ def _dense_filter_grad(rows, dy2, w_shape):
 
 def _dense_cols_grad(dy2, w3):
     q, c = w3.shape[:2]
-    # [q * c, positions], contiguous: col2im reads each tap's rows as one block
-    return (w3.reshape(q * c, -1) @ dy2.T).T.reshape(-1, q, c)
+    # [positions, q * c], contiguous: the compiled col2im adds a window's filter row as one run
+    return (dy2 @ w3.reshape(q * c, -1).T).reshape(-1, q, c)
 
 
 def _depthwise_out(rows, w3):

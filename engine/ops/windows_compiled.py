@@ -42,29 +42,44 @@ def _valid(lo_offset, stride, size, count):
 
 
 def _col2im(rows, kh, kw, pt, pl, sh, sw, dh, dw, oh, ow, image):
-    """The adjoint of ``_im2col``: each tap's rows added into ``image`` (zeros on entry, NHWC,
-    unpadded), tap after tap as conv.py's numpy passes do; padding positions are dropped.
-    ``rows`` is ``[positions, taps, channels]``, any strides (conv.py's is channel-then-tap
-    major: each channel of a tap a contiguous run over the positions)."""
+    """The adjoint of im2col: ``rows`` ``[positions, taps * channels]`` (a window's taps, each
+    its channels, as conv.py's input-gradient product leaves them) added into ``image`` (zeros
+    on entry, NHWC, unpadded, flattened to one axis of ``n * h * w * c``); padding positions
+    are dropped.
+
+    Positions are visited last to first: an image element then receives its contributions tap
+    after tap (a later window position reaches it through an earlier tap), the order of
+    conv.py's numpy passes. Per position and filter row, the taps that land inside the image
+    are one contiguous run of both the row and the image when the dilation is 1 (a run of
+    ``kw * c`` values), else ``c`` values per tap."""
     n, h, w, c = image.shape
-    for i in range(kh):
-        for j in range(kw):
-            lo, hi = _valid(j * dw - pl, sw, w, ow)
-            for b in range(n):
-                for y in range(oh):
+    flat = image.reshape(n * h * w * c)
+    for b in range(n):
+        for yy in range(oh):
+            y = oh - 1 - yy
+            for xx in range(ow):
+                x = ow - 1 - xx
+                src = rows[(b * oh + y) * ow + x]
+                s0 = x * sw - pl
+                lo, hi = _valid(s0, dw, w, kw)
+                if hi <= lo:
+                    continue
+                for i in range(kh):
                     r = y * sh + i * dh - pt
-                    if r < 0 or r >= h or hi <= lo:
+                    if r < 0 or r >= h:
                         continue
-                    p = (b * oh + y) * ow
-                    for ch in range(c):
-                        src = rows[p + lo:p + hi, i * kw + j, ch]
-                        dst = image[b, r, lo * sw + j * dw - pl:, ch]
-                        if sw == 1:
-                            for k in range(src.size):
-                                dst[k] += src[k]
-                        else:
-                            for k in range(src.size):
-                                dst[k * sw] += src[k]
+                    base = ((b * h + r) * w + s0) * c
+                    if dw == 1:
+                        seg = src[(i * kw + lo) * c:(i * kw + hi) * c]
+                        dst = flat[base + lo * c:base + hi * c]
+                        for k in range(seg.size):
+                            dst[k] += seg[k]
+                        continue
+                    for j in range(lo, hi):
+                        seg = src[(i * kw + j) * c:(i * kw + j + 1) * c]
+                        dst = flat[base + j * dw * c:base + (j * dw + 1) * c]
+                        for k in range(c):
+                            dst[k] += seg[k]
 
 
 def _max_pool_grad(x, y, dy, kh, kw, pt, pl, sh, sw, tiled, first, dx):
