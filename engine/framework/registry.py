@@ -32,6 +32,9 @@ class OpDef:
     skips_unused: an op of several outputs whose forward takes ``needed=`` (a bool per output,
     given by the plan when some output is read by nothing) and returns None for outputs it then
     does not compute (RnnGrad: x's gradient, when x is data).
+    specialize(op) returns a forward for the op's static signature, or None: the plan's step
+    runs it instead of ``forward`` (AddV2 of a per-channel vector to an image, a compiled
+    loop); it must give forward's values for any arrays the graph lets through.
     """
 
     name: str
@@ -46,6 +49,7 @@ class OpDef:
     sparse_grad: bool = False  # grad takes IndexedSlices output gradients (others get them dense)
     scaled_forward: Callable | None = None  # an update op's forward of value * scale
     skips_unused: bool = False  # forward takes ``needed`` (per output: read?), may skip the rest
+    specialize: Callable | None = None  # op -> a forward for its static signature, or None
     attrs_doc: dict = field(default_factory=dict)
 
 

@@ -12,6 +12,7 @@ from ..framework import dtypes as _dtypes
 from ..framework.errors import InvalidArgumentError, ShapeError
 from ..framework.graph import Tensor, TensorShape
 from ..framework.registry import apply, broadcast_shapes, elementwise_infer, export, register, same_dtype
+from . import windows_compiled
 from .core import as_tensors, convert_to_tensor, ones_like, unbroadcast, zeros_like
 
 # -- binary arithmetic ---------------------------------------------------------------------
@@ -25,8 +26,33 @@ def _binary(op_type, default_name):
     return fn
 
 
+#: elements of an image from which adding a per-channel vector goes to a compiled loop
+CHANNEL_ADD_MIN = 4096
+
+
+def _add_channels(x, y):
+    """``x + y`` where ``y`` may be a vector along x's last axis of at most 64 values (a bias
+    added to an image or a batch of activations): a compiled loop for large float arrays (the
+    same bits as numpy, which loops over one row of the few channels at a time), else numpy."""
+    if (y.ndim == 1 and x.ndim >= 2 and x.shape[-1] == y.size <= 64 and x.dtype == y.dtype
+            and x.size >= CHANNEL_ADD_MIN and x.flags.c_contiguous):
+        out = np.empty_like(x)
+        if windows_compiled.run("add_rows", x.reshape(-1), y, out.reshape(-1)):
+            return out
+    return np.add(x, y)
+
+
+def _specialize_add(op):
+    """AddV2 of a vector to an array of rank 2 or more: ``_add_channels``."""
+    x, y = op.inputs
+    if y.shape.ndims == 1 and (x.shape.ndims or 0) >= 2 and x.dtype.is_floating:
+        return _add_channels
+    return None
+
+
 register("AddV2", np.add, elementwise_infer(), numexpr="({0} + {1})",
-         grad=lambda op, g: [unbroadcast(g, op.inputs[0]), unbroadcast(g, op.inputs[1])])
+         grad=lambda op, g: [unbroadcast(g, op.inputs[0]), unbroadcast(g, op.inputs[1])],
+         specialize=_specialize_add)
 register("Sub", np.subtract, elementwise_infer(), numexpr="({0} - {1})",
          grad=lambda op, g: [unbroadcast(g, op.inputs[0]), unbroadcast(-g, op.inputs[1])])
 register("Mul", np.multiply, elementwise_infer(), numexpr="({0} * {1})",

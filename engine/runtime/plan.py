@@ -184,7 +184,8 @@ def compile_plan(state, fetches, feeds):
             fn = functools.partial(op_def.forward, state, op)
             ins = [slot_of(t) for t in op.inputs]
         else:
-            fn = functools.partial(op_def.forward, **op.attrs) if op.attrs else op_def.forward
+            forward = (op_def.specialize and op_def.specialize(op)) or op_def.forward
+            fn = functools.partial(forward, **op.attrs) if op.attrs else forward
             ins = [slot_of(t) for t in op.inputs]
         # An aliasing op's output i may be a view of its input i (IdentityN has several).
         if op_def.mutates or (op_def.aliases_input and (
