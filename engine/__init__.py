@@ -8,7 +8,8 @@ Layered like TF's tree; a package imports only the ones before it in this list (
   variables, clip_ops and the other TF modules built of ops;
 - ``autodiff``: ``gradients``, ``hessians``, ``GradientTape`` and ``custom_gradient``;
 - ``runtime``: the session, the plan and its passes, the update kernels, workers and allocator;
-- the API packages, mirroring tf's namespaces: ``nn``, ``app``, ``layers``, then ``train``, then
+- the API packages, mirroring tf's namespaces: ``nn``, ``app``, ``control_flow`` (cond,
+  while_loop, map_fn ...), ``layers``, then ``train``, then
   ``keras`` and ``contrib``; this module is the ``tf`` namespace itself.
 """
 
@@ -17,6 +18,7 @@ from .autodiff.custom_gradient import custom_gradient  # noqa: F401
 from .autodiff.gradients import AggregationMethod, UnconnectedGradients, gradients  # noqa: F401
 from .autodiff.hessians import hessians  # noqa: F401
 from .autodiff.tape import GradientTape  # noqa: F401
+from .control_flow import case, cond, foldl, foldr, map_fn, scan, while_loop  # noqa: F401
 from .data.structure import TensorSpec  # noqa: F401
 from .framework import dtypes, errors  # noqa: F401  (tf.dtypes, tf.errors)
 from .framework.dtypes import (  # noqa: F401
@@ -226,6 +228,7 @@ from .ops.scatter_ops import (  # noqa: F401
     scatter_sub,
     scatter_update,
 )
+from .ops.script_ops import numpy_function, py_func, py_function  # noqa: F401
 from .ops.slicing import pad  # noqa: F401
 from .ops.slicing import slice_ as slice  # noqa: F401, A001
 from .ops.sparse import (  # noqa: F401

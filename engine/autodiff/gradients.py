@@ -169,8 +169,11 @@ def backprop(ops, accumulated, reaches, aggregation_method=AggregationMethod.DEF
         if rule is None:
             continue
         with op.graph.name_scope(f"{op.name}_grad"):
-            out_grads = [zeros_like(t) if g is None else g for g, t in zip(out_grads, op.outputs)]
-            if not (get_op(op.type).sparse_grad and rule is get_op(op.type).grad):
+            op_def = get_op(op.type)
+            if not op_def.none_grads:
+                out_grads = [zeros_like(t) if g is None else g
+                             for g, t in zip(out_grads, op.outputs)]
+            if not (op_def.sparse_grad and rule is op_def.grad):
                 out_grads = [densify(g) for g in out_grads]  # the rule needs dense gradients
             in_grads = list(rule(op, *out_grads))
         if len(in_grads) != len(op.inputs):

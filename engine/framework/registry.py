@@ -35,6 +35,8 @@ class OpDef:
     specialize(op) returns a forward for the op's static signature, or None: the plan's step
     runs it instead of ``forward`` (AddV2 of a per-channel vector to an image, a compiled
     loop); it must give forward's values for any arrays the graph lets through.
+    none_grads: the gradient rule gets None (not zeros) for outputs no gradient reaches (the
+    control-flow ops, whose outputs for the gradient may have no value in a run).
     """
 
     name: str
@@ -50,6 +52,7 @@ class OpDef:
     scaled_forward: Callable | None = None  # an update op's forward of value * scale
     skips_unused: bool = False  # forward takes ``needed`` (per output: read?), may skip the rest
     specialize: Callable | None = None  # op -> a forward for its static signature, or None
+    none_grads: bool = False  # grad gets None for outputs without a gradient (else zeros)
     attrs_doc: dict = field(default_factory=dict)
 
 

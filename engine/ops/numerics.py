@@ -61,8 +61,12 @@ def add_check_numerics_ops():
     if isinstance(graph, EagerGraph):
         raise RuntimeError("add_check_numerics_ops() is not compatible with eager execution: "
                            "wrap values in tf.check_numerics instead.")
+    ops = graph.get_operations()
+    if any(op.type in ("If", "While") for op in ops):  # a branch's tensors are not always computed
+        raise ValueError("tf.add_check_numerics_ops() is not compatible with TensorFlow control "
+                         "flow operations such as tf.cond() or tf.while_loop().")
     checks = []
-    for op in graph.get_operations():
+    for op in ops:
         if op.type in ("VariableV2", "CheckNumerics"):  # TF skips ref (variable) tensors
             continue
         for output in op.outputs:

@@ -27,9 +27,10 @@ def is_mutating(op: Operation) -> bool:
     return get_op(op.type).mutates
 
 
-def _needed_ops(fetches, fed):
-    """Every op the fetches need, stopping at fed tensors (a fed fetch needs no op at all)."""
-    needed = set()
+def _needed_ops(fetches, fed, done=()):
+    """Every op the fetches need, stopping at fed tensors (a fed fetch needs no op at all) and at
+    the ops in ``done`` (run before this plan: a sub-graph's outer control inputs)."""
+    needed = set(done)
     stack = [f if isinstance(f, Operation) else f.op for f in fetches if f not in fed]
     while stack:
         op = stack.pop()
@@ -40,7 +41,7 @@ def _needed_ops(fetches, fed):
             if t not in fed:
                 stack.append(t.op)
         stack.extend(op.control_inputs)
-    return needed
+    return needed.difference(done)
 
 
 def _schedule(needed, fed):
@@ -149,10 +150,11 @@ class Plan:
         return self.state is not None and any(a is v for a in self.state.variables.values())
 
 
-def compile_plan(state, fetches, feeds):
-    """Compile fetches (Tensors or Operations) given fed tensors into a Plan."""
+def compile_plan(state, fetches, feeds, done=()):
+    """Compile fetches (Tensors or Operations) given fed tensors into a Plan; the ops in
+    ``done`` are taken as already run (a control-flow op's sub-graph: the op runs them first)."""
     fed = set(feeds)
-    needed = _needed_ops(fetches, fed)
+    needed = _needed_ops(fetches, fed, done)
     for op in needed:
         if op.type == "Placeholder" and not any(t in fed for t in op.outputs):
             t = op.outputs[0]

@@ -509,6 +509,26 @@ case("AvgPoolGrad", "k3-s2-SAME",
                      padding="SAME"), anything(2, 2, 3, 2))
 
 
+# Control flow: the taken branch's gradient (both ways), nested results, a loop's BPTT.
+case("If", "true-branch", lambda x, y: tf.cond(tf.reduce_sum(x) > 0, lambda: x * y,
+                                               lambda: tf.sin(x) + y), positive(2, 3),
+     anything(2, 3))
+case("If", "false-branch", lambda x, y: tf.cond(tf.reduce_sum(x) > 0, lambda: x * y,
+                                                lambda: tf.sin(x) * y), -positive(2, 3),
+     anything(3))
+case("If", "nested-results", lambda x: (lambda r: (r[0], r[1]["a"]))(tf.cond(
+    tf.reduce_sum(x) < 0, lambda: (x * x, {"a": tf.exp(x)}), lambda: (tf.tanh(x), {"a": x}))),
+     anything(2, 3))
+case("While", "tanh-recurrence", lambda x, y: tf.while_loop(
+    lambda i, h: i < 3, lambda i, h: (i + 1, tf.tanh(h * x + y)), (0, x))[1],
+     anything(2, 3), anything(3))
+case("While", "map_fn", lambda x: tf.map_fn(lambda r: tf.sin(r) * r, x), anything(3, 2))
+case("While", "scan-reverse", lambda x: tf.scan(lambda a, r: a * r + 1.0, x, reverse=True),
+     anything(3, 2))
+case("While", "foldl-initializer", lambda x, y: tf.foldl(lambda a, r: tf.tanh(a + r), x, y),
+     anything(3, 2), anything(2))
+
+
 # -- ops without gradients -----------------------------------------------------------------
 # Each builds the op from a float64 (2, 3) tensor x; gradients() through it must be None.
 
@@ -576,11 +596,13 @@ NON_DIFFERENTIABLE: dict[str, Callable] = {
     "ComputeAccidentalHits": lambda x: tf.nn.compute_accidental_hits([[1]], [1, 2], 1)[2],
     "GatherPoints": lambda x: apply("GatherPoints", [x, tf.constant([[0, 1]]),
                                                      tf.constant([1.0], tf.float64)]),
+    "PyFunc": lambda x: tf.py_func(np.sin, [x], tf.float64),
+    "EagerPyFunc": lambda x: tf.py_function(tf.sin, [x], tf.float64),
 }
 
 # Differentiating these raises: the rnn op has no second-order derivatives (engine/ops/rnn.py),
-# reduce_prod no third-order ones.
-RAISES = {"RnnGrad", "ProdOthersGrad"}
+# reduce_prod no third-order ones, a while loop no second-order ones.
+RAISES = {"RnnGrad", "ProdOthersGrad", "WhileGrad"}
 
 # Ops that write variables (assign, the optimizers' updates) have no data gradient by design;
 # they are recognised by their ``mutates`` flag, so new optimizer ops need no entry here.
@@ -797,6 +819,10 @@ SECOND_ORDER = [
      anything(2, 2, 2, 2)),
     ("MaxPool", lambda x: tf.nn.max_pool(x * x, 2, 1, "SAME") ** 2, distinct(1, 3, 3, 2) / 10),
     ("AvgPool", lambda x: tf.nn.avg_pool(x, 2, 2, "SAME") ** 3, anything(1, 3, 3, 2)),
+    ("If", lambda x, y: tf.cond(tf.reduce_sum(x) > 0, lambda: x * y * x, lambda: tf.sin(x)),
+     positive(2, 3), anything(3)),
+    ("If", lambda x, y: tf.cond(tf.reduce_sum(x) > 0, lambda: x * y * x, lambda: tf.sin(x) * y),
+     -positive(2, 3), anything(3)),
 ]
 
 

@@ -1,0 +1,483 @@
+"""Control flow (``tf.cond``, ``tf.case``, ``tf.while_loop``, ``tf.map_fn``, ``tf.scan``,
+``tf.foldl``/``foldr``, ``tf.py_func``) against the examples of TF's docstrings and hand-worked
+values: only the taken branch runs, loops give TF's results, and gradients reuse the values of
+the forward run (a dropout mask or a random draw in a branch or loop body is not drawn again)."""
+
+from __future__ import annotations
+
+import collections
+
+import numpy as np
+import pytest
+
+import engine as tf
+
+
+def run(fetches, feed=None, init=False):
+    with tf.Session() as sess:
+        if init:
+            sess.run(tf.global_variables_initializer())
+        return sess.run(fetches, feed)
+
+
+def counter():
+    """A py_func op that counts its runs (what TF's docs show with a Print)."""
+    calls = []
+
+    def count(x):
+        calls.append(1)
+        return x
+
+    return calls, lambda x: tf.py_func(count, [x], x.dtype)
+
+
+# -- tf.cond ---------------------------------------------------------------------------------
+
+
+def test_cond_docstring_example():
+    with tf.Graph().as_default():
+        x, y = tf.constant(2), tf.constant(5)
+        r = tf.cond(tf.less(x, y), lambda: tf.multiply(x, 17), lambda: tf.add(y, 23))
+        assert run(r) == 34
+        r = tf.cond(tf.less(y, x), lambda: tf.multiply(x, 17), lambda: tf.add(y, 23))
+        assert run(r) == 28
+
+
+def test_only_the_taken_branch_runs_its_assign():
+    with tf.Graph().as_default():
+        v = tf.Variable(0)
+        p = tf.placeholder(tf.bool, [])
+        r = tf.cond(p, lambda: tf.assign_add(v, 1), lambda: tf.assign_sub(v, 10))
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            assert [sess.run(r, {p: True}) for _ in range(3)] == [1, 2, 3]
+            assert sess.run(r, {p: False}) == -7
+            assert sess.run(v) == -7
+
+
+def test_outside_op_runs_unconditionally_and_branch_ops_only_when_taken():
+    """TF's docstring: z made outside the cond runs whichever branch is taken; a branch's ops
+    run only when taken, and (TF1) only if what the branch returns needs them."""
+    with tf.Graph().as_default():
+        outside, count_outside = counter()
+        inside, count_inside = counter()
+        unused, count_unused = counter()
+        p = tf.placeholder(tf.bool, [])
+        z = count_outside(tf.constant(3.0))
+
+        def true_fn():
+            count_unused(tf.constant(1.0))  # not returned: never runs (TF1)
+            return count_inside(z) * 2.0
+
+        r = tf.cond(p, true_fn, lambda: z + 1.0)
+        with tf.Session() as sess:
+            assert sess.run(r, {p: False}) == 4.0
+            assert (len(outside), len(inside)) == (1, 0)
+            assert sess.run(r, {p: True}) == 6.0
+            assert (len(outside), len(inside), len(unused)) == (2, 1, 0)
+
+
+def test_cond_nested_structures_and_strict():
+    with tf.Graph().as_default():
+        p = tf.placeholder(tf.bool, [])
+        x = tf.constant([1.0, 2.0])
+        r = tf.cond(p, lambda: {"a": x * 2, "b": (x, tf.constant(1))},
+                    lambda: {"a": x, "b": (-x, tf.constant(2))})
+        got = run(r, {p: False})
+        np.testing.assert_array_equal(got["a"], [1.0, 2.0])
+        np.testing.assert_array_equal(got["b"][0], [-1.0, -2.0])
+        assert got["b"][1] == 2
+        single = tf.cond(p, lambda: [x], lambda: [x + 1])
+        assert isinstance(single, tf.Tensor)  # TF1's non-strict mode unpacks a singleton
+        strict = tf.cond(p, lambda: [x], lambda: [x + 1], strict=True)
+        assert isinstance(strict, list) and len(strict) == 1
+        old_names = tf.cond(p, fn1=lambda: x, fn2=lambda: -x)
+        np.testing.assert_array_equal(run(old_names, {p: True}), [1.0, 2.0])
+
+
+def test_cond_returning_operations():
+    with tf.Graph().as_default():
+        v = tf.Variable(5.0)
+        p = tf.placeholder(tf.bool, [])
+        op = tf.cond(p, lambda: tf.assign(v, 1.0).op, lambda: tf.no_op())
+        assert isinstance(op, tf.Operation)
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            sess.run(op, {p: False})
+            assert sess.run(v) == 5.0
+            sess.run(op, {p: True})
+            assert sess.run(v) == 1.0
+
+
+def test_cond_errors():
+    with tf.Graph().as_default():
+        x = tf.constant(1.0)
+        with pytest.raises(TypeError, match="Python bool"):
+            tf.cond(True, lambda: x, lambda: x)
+        with pytest.raises(TypeError, match="same type"):
+            tf.cond(x > 0, lambda: x, lambda: tf.constant(1))
+        with pytest.raises(ValueError, match="same type of structure"):
+            tf.cond(x > 0, lambda: (x, x), lambda: [x, (x,)])
+        with pytest.raises(TypeError, match="callable"):
+            tf.cond(x > 0, x, lambda: x)
+        with pytest.raises(TypeError, match="bool tensor"):
+            tf.cond(x, lambda: x, lambda: x)
+
+
+def test_cond_inside_control_dependencies_runs_after_them():
+    with tf.Graph().as_default():
+        v = tf.Variable(1.0)
+        bump = tf.assign_add(v, 1.0)
+        with tf.control_dependencies([bump]):
+            r = tf.cond(tf.constant(True), lambda: v * 10.0, lambda: v)
+        assert run(r, init=True) == 20.0
+
+
+def test_gradient_through_cond_reuses_the_dropout_mask():
+    """A training switch: dropout only when training; its gradient is the mask of the same run
+    (x * mask * 2, so d sum / dx = mask * 2 where the output is nonzero)."""
+    with tf.Graph().as_default():
+        training = tf.placeholder(tf.bool, [])
+        x = tf.constant(np.linspace(1.0, 2.0, 50))
+        y = tf.cond(training, lambda: tf.nn.dropout(x, rate=0.5), lambda: x)
+        (g,) = tf.gradients(tf.reduce_sum(y), x)
+        with tf.Session() as sess:
+            for _ in range(3):
+                yv, gv = sess.run([y, g], {training: True})
+                np.testing.assert_allclose(gv, (yv != 0) * 2.0)
+                assert 0 < np.count_nonzero(yv) < 50
+            yv, gv = sess.run([y, g], {training: False})
+            np.testing.assert_array_equal(gv, np.ones(50))
+
+
+def test_gradient_through_cond_to_a_variable_read_in_the_branch():
+    with tf.Graph().as_default():
+        w = tf.Variable([1.0, -2.0])
+        p = tf.placeholder(tf.bool, [])
+        loss = tf.cond(p, lambda: tf.reduce_sum(w * w * w), lambda: tf.reduce_sum(3.0 * w))
+        train = tf.train.GradientDescentOptimizer(0.1).minimize(loss)
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            sess.run(train, {p: True})  # w -= 0.1 * 3 w^2
+            np.testing.assert_allclose(sess.run(w), [0.7, -3.2], rtol=1e-6)
+            sess.run(train, {p: False})  # w -= 0.1 * 3
+            np.testing.assert_allclose(sess.run(w), [0.4, -3.5], rtol=1e-6)
+
+
+def test_second_derivative_through_cond():
+    with tf.Graph().as_default():
+        x = tf.constant([0.5, 1.5])
+        y = tf.cond(tf.reduce_sum(x) > 1.0, lambda: x ** 3, lambda: tf.sin(x))
+        (g,) = tf.gradients(tf.reduce_sum(y), x)
+        (gg,) = tf.gradients(tf.reduce_sum(g), x)
+        gv, ggv = run([g, gg])
+        np.testing.assert_allclose(gv, [0.75, 6.75], rtol=1e-6)
+        np.testing.assert_allclose(ggv, [3.0, 9.0], rtol=1e-6)
+
+
+def test_nested_cond_with_gradient():
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.float64, [])
+        y = tf.cond(x > 0, lambda: tf.cond(x > 1, lambda: x * x, lambda: 3 * x),
+                    lambda: -x)
+        (g,) = tf.gradients(y, x)
+        with tf.Session() as sess:
+            assert sess.run([y, g], {x: 2.0}) == [4.0, 4.0]
+            assert sess.run([y, g], {x: 0.5}) == [1.5, 3.0]
+            assert sess.run([y, g], {x: -1.0}) == [1.0, -1.0]
+
+
+def test_add_check_numerics_ops_refuses_control_flow_as_tf1():
+    with tf.Graph().as_default():
+        x = tf.constant([1.0])
+        tf.cond(x[0] > 0, lambda: tf.log(x), lambda: x)
+        with pytest.raises(ValueError, match="not compatible with TensorFlow control flow"):
+            tf.add_check_numerics_ops()
+
+
+# -- tf.case ---------------------------------------------------------------------------------
+
+
+def test_case_docstring_examples():
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.int32, [])
+        y, z = tf.constant(5), tf.constant(2)
+        f1, f2, f3 = (lambda: tf.constant(17)), (lambda: tf.constant(23)), (lambda: tf.constant(-1))
+        r1 = tf.case([(tf.less(x, y), f1)], default=f2)
+        r2 = tf.case({tf.less(x, y): f1, tf.greater(x, z): f2}, default=f3, exclusive=True)
+        r3 = tf.case([(tf.less(x, y), f1), (tf.greater(x, z), f2)], default=f3)
+        with tf.Session() as sess:
+            assert sess.run(r1, {x: 1}) == 17
+            assert sess.run(r1, {x: 7}) == 23
+            assert sess.run(r2, {x: 1}) == 17
+            assert sess.run(r2, {x: 9}) == 23
+            with pytest.raises(tf.errors.InvalidArgumentError, match="More than one"):
+                sess.run(r2, {x: 3})
+            assert sess.run(r3, {x: 3}) == 17  # the first true predicate wins
+            r4 = tf.case([(tf.less(x, y), f1), (tf.greater(x, z), f2)])
+            assert sess.run(r4, {x: 9}) == 23
+            with pytest.raises(tf.errors.InvalidArgumentError, match="None of the conditions"):
+                sess.run(tf.case([(tf.less(x, z), f1), (tf.greater(x, y), f2)]), {x: 3})
+
+
+# -- tf.while_loop ---------------------------------------------------------------------------
+
+
+def test_while_loop_docstring_examples():
+    with tf.Graph().as_default():
+        i = tf.constant(0)
+        r = tf.while_loop(lambda i: tf.less(i, 10), lambda i: tf.add(i, 1), [i])
+        assert isinstance(r, tf.Tensor) and run(r) == 10
+
+        Pair = collections.namedtuple("Pair", "j, k")
+        ijk_0 = (tf.constant(0), Pair(tf.constant(1), tf.constant(2)))
+        ijk = tf.while_loop(lambda i, p: i < 10, lambda i, p: (i + 1, Pair(p.j + p.k, p.j - p.k)),
+                            ijk_0)
+        assert isinstance(ijk[1], Pair)
+        j, k = 1, 2
+        for _ in range(10):
+            j, k = j + k, j - k
+        assert run(ijk) == (10, Pair(j, k))
+
+        i0, m0 = tf.constant(0), tf.ones([2, 2])
+        c = lambda i, m: i < 10  # noqa: E731
+        b = lambda i, m: [i + 1, tf.concat([m, m], axis=0)]  # noqa: E731
+        with pytest.raises(ValueError, match="shape_invariants"):
+            tf.while_loop(c, b, loop_vars=[i0, m0])
+        _, m = tf.while_loop(c, b, loop_vars=[i0, m0],
+                             shape_invariants=[i0.get_shape(), tf.TensorShape([None, 2])])
+        assert m.shape.as_list() == [None, 2]
+        np.testing.assert_array_equal(run(m), np.ones((2048, 2)))
+
+
+def test_while_loop_maximum_iterations_and_outer_tensors():
+    with tf.Graph().as_default():
+        step = tf.placeholder(tf.float32, [])
+        n = tf.placeholder(tf.int32, [])
+        _, total = tf.while_loop(lambda i, s: i >= 0, lambda i, s: (i + 1, s + step),
+                                 (0, 0.0), maximum_iterations=n)
+        assert run(total, {step: 0.5, n: 7}) == 3.5
+        assert run(total, {step: 0.5, n: 0}) == 0.0
+
+
+def test_while_loop_body_runs_its_assign_each_iteration():
+    with tf.Graph().as_default():
+        v = tf.Variable(0)
+
+        def body(i):
+            with tf.control_dependencies([tf.assign_add(v, i)]):
+                return i + 1
+
+        r = tf.while_loop(lambda i: i < 5, body, [0])
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            assert sess.run(r) == 5
+            assert sess.run(v) == 0 + 1 + 2 + 3 + 4
+
+
+def test_while_loop_errors():
+    with tf.Graph().as_default():
+        x = tf.constant(1.0)
+        with pytest.raises(TypeError, match="enters the loop as float32"):
+            tf.while_loop(lambda v: v < 3, lambda v: tf.cast(v, tf.int32), [x])
+        with pytest.raises(ValueError, match="scalar bool"):
+            tf.while_loop(lambda v: v, lambda v: v, [x])
+        with pytest.raises(ValueError, match="No loop variables"):
+            tf.while_loop(lambda: True, lambda: (), [])
+
+
+def test_gradient_through_while_loop_hand_worked():
+    """x squared three times is x**8: d/dx = 8 x**7 (BPTT through the loop)."""
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.float64, [])
+        _, y = tf.while_loop(lambda i, v: i < 3, lambda i, v: (i + 1, v * v), (0, x))
+        (g,) = tf.gradients(y, x)
+        assert run([y, g], {x: 1.1}) == pytest.approx([1.1 ** 8, 8 * 1.1 ** 7], rel=1e-12)
+
+
+def test_gradient_through_while_loop_to_a_variable_matches_an_unrolled_numpy_rnn():
+    rng = np.random.default_rng(3)
+    xs, w0 = rng.normal(size=(5, 3)), rng.normal(size=(3, 3)) * 0.5
+    with tf.Graph().as_default():
+        w = tf.Variable(w0)
+        inputs = tf.constant(xs)
+
+        def body(t, h):
+            return t + 1, tf.tanh(tf.matmul(h[None], w)[0] + tf.gather(inputs, t))
+
+        _, h = tf.while_loop(lambda t, h: t < 5, body, (0, tf.zeros([3], tf.float64)))
+        loss = tf.reduce_sum(h * h)
+        (gw,) = tf.gradients(loss, w)
+        got = run(gw, init=True)
+
+    def numpy_loss(w):
+        h = np.zeros(3)
+        for t in range(5):
+            h = np.tanh(h @ w + xs[t])
+        return np.sum(h * h)
+
+    numeric = np.zeros_like(w0)
+    for j in np.ndindex(w0.shape):
+        d = np.zeros_like(w0)
+        d[j] = 1e-6
+        numeric[j] = (numpy_loss(w0 + d) - numpy_loss(w0 - d)) / 2e-6
+    np.testing.assert_allclose(got, numeric, rtol=1e-6, atol=1e-9)
+
+
+def test_gradient_through_while_loop_reuses_each_iterations_random_draw():
+    """v <- v * u with u uniform per iteration: y = x * prod(u), so dy/dx = y / x in the same
+    run only if the gradient reads the draws the forward loop made."""
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.float64, [])
+        _, y = tf.while_loop(lambda i, v: i < 4,
+                             lambda i, v: (i + 1, v * tf.random_uniform([], 0.5, 1.5, tf.float64)),
+                             (0, x))
+        (g,) = tf.gradients(y, x)
+        with tf.Session() as sess:
+            for _ in range(3):
+                yv, gv = sess.run([y, g], {x: 2.0})
+                assert gv == pytest.approx(yv / 2.0, rel=1e-12)
+
+
+def test_back_prop_false_gives_no_gradient():
+    with tf.Graph().as_default():
+        x = tf.constant(2.0)
+        y = tf.while_loop(lambda v: v < 10, lambda v: v * 2, [x], back_prop=False)
+        assert tf.gradients(y, x) == [None]
+
+
+def test_second_derivative_through_while_loop_raises():
+    with tf.Graph().as_default():
+        x = tf.constant(2.0)
+        _, y = tf.while_loop(lambda i, v: i < 2, lambda i, v: (i + 1, v * v), (0, x))
+        (g,) = tf.gradients(y, x)
+        with pytest.raises(LookupError, match="while"):
+            tf.gradients(g, x)
+
+
+# -- map_fn, scan, foldl, foldr --------------------------------------------------------------
+
+
+def test_map_fn_docstring_examples():
+    with tf.Graph().as_default():
+        elems = np.array([1, 2, 3, 4, 5, 6])
+        squares = tf.map_fn(lambda x: x * x, elems)
+        pairs = (np.array([1, 2, 3]), np.array([-1, 1, -1]))
+        alternate = tf.map_fn(lambda x: x[0] * x[1], pairs, dtype=tf.int64)
+        negs = tf.map_fn(lambda x: (x, -x), np.array([1, 2, 3]), dtype=(tf.int64, tf.int64))
+        got = run([squares, alternate, negs])
+        np.testing.assert_array_equal(got[0], [1, 4, 9, 16, 25, 36])
+        np.testing.assert_array_equal(got[1], [-1, 2, -3])
+        np.testing.assert_array_equal(got[2][0], [1, 2, 3])
+        np.testing.assert_array_equal(got[2][1], [-1, -2, -3])
+        assert squares.shape.as_list() == [6]
+
+
+def test_scan_docstring_examples():
+    with tf.Graph().as_default():
+        elems = np.array([1, 2, 3, 4, 5, 6])
+        total = tf.scan(lambda a, x: a + x, elems)
+        backwards = tf.scan(lambda a, x: a + x, elems, reverse=True)
+        sum_one = tf.scan(lambda a, x: x[0] - x[1] + a, (elems + 1, elems), np.array(0))
+        fib = tf.scan(lambda a, _: (a[1], a[0] + a[1]), np.array([1, 0, 0, 0, 0, 0]),
+                      (np.array(0), np.array(1)))
+        got = run([total, backwards, sum_one, fib])
+        np.testing.assert_array_equal(got[0], [1, 3, 6, 10, 15, 21])
+        np.testing.assert_array_equal(got[1], [21, 20, 18, 15, 11, 6])
+        np.testing.assert_array_equal(got[2], [1, 2, 3, 4, 5, 6])
+        np.testing.assert_array_equal(got[3][0], [1, 1, 2, 3, 5, 8])
+        np.testing.assert_array_equal(got[3][1], [1, 2, 3, 5, 8, 13])
+
+
+def test_folds_docstring_examples_and_order():
+    with tf.Graph().as_default():
+        elems = tf.constant([1, 2, 3, 4, 5, 6])
+        got = run([tf.foldl(lambda a, x: a + x, elems), tf.foldr(lambda a, x: a + x, elems),
+                   tf.foldl(lambda a, x: a - x, elems), tf.foldr(lambda a, x: a - x, elems),
+                   tf.foldl(lambda a, x: 10 * a + x, elems, initializer=7)])
+        assert got == [21, 21, 1 - 2 - 3 - 4 - 5 - 6, 6 - 5 - 4 - 3 - 2 - 1, 7123456]
+
+
+def test_map_fn_gradient_over_rows_of_unknown_count():
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.float64, [None, 2])
+        y = tf.map_fn(lambda r: tf.reduce_sum(r * r) * r, x)
+        (g,) = tf.gradients(tf.reduce_sum(y), x)
+        xv = np.array([[1.0, 2.0], [0.5, -1.0], [3.0, 0.0]])
+        yv, gv = run([y, g], {x: xv})
+        s = (xv * xv).sum(1, keepdims=True)
+        np.testing.assert_allclose(yv, s * xv)
+        # d/dx_j sum_k s x_k = s + 2 x_j sum_k x_k
+        np.testing.assert_allclose(gv, s + 2 * xv * xv.sum(1, keepdims=True))
+
+
+# -- py_func ---------------------------------------------------------------------------------
+
+
+def test_py_func_docstring_example_runs_each_time():
+    with tf.Graph().as_default():
+        calls = []
+
+        def my_func(x):
+            calls.append(1)
+            return np.sinh(x)
+
+        inp = tf.placeholder(tf.float32)
+        y = tf.py_func(my_func, [inp], tf.float32)
+        with tf.Session() as sess:
+            for _ in range(2):
+                np.testing.assert_allclose(sess.run(y, {inp: [0.5]}), np.sinh([0.5]), rtol=1e-6)
+        assert len(calls) == 2
+        two = tf.numpy_function(lambda a, b: (a + b, a * b), [inp, inp], [tf.float32, tf.float32])
+        assert isinstance(two, list) and run(two, {inp: 3.0}) == [6.0, 9.0]
+
+
+def test_py_func_errors_name_the_op():
+    with tf.Graph().as_default():
+        x = tf.constant([1.0, 2.0])
+        wrong = tf.py_func(lambda a: a.astype(np.float64), [x], tf.float32, name="wrong")
+        with pytest.raises(tf.errors.InvalidArgumentError, match="float64, but expects float32"):
+            run(wrong)
+        failing = tf.py_func(lambda a: 1 / 0, [x], tf.float32, name="failing")
+        with pytest.raises(tf.errors.InvalidArgumentError, match="failing.*ZeroDivisionError"):
+            run(failing)
+
+
+def test_py_func_gradient_given_by_override_map():
+    @tf.RegisterGradient("PyCubeGrad")
+    def _cube_grad(op, g):
+        return [g * 3.0 * op.inputs[0] ** 2]
+
+    with tf.Graph().as_default() as graph:
+        x = tf.constant([1.0, 2.0])
+        with graph.gradient_override_map({"PyFunc": "PyCubeGrad"}):
+            y = tf.py_func(lambda a: a ** 3, [x], tf.float32)
+        (g,) = tf.gradients(tf.reduce_sum(y), x)
+        np.testing.assert_allclose(run(g), [3.0, 12.0])
+
+
+def test_py_function_takes_eager_tensors():
+    with tf.Graph().as_default():
+        x = tf.constant([1.0, 4.0])
+        y = tf.py_function(lambda a: tf.sqrt(a) * 2.0, [x], tf.float32)
+        np.testing.assert_allclose(run(y), [2.0, 4.0])
+
+
+# -- eager -----------------------------------------------------------------------------------
+
+
+def test_eager_control_flow_runs_python():
+    with tf.eager_mode():
+        x = tf.constant(3.0)
+        assert tf.cond(x > 2, lambda: x * 2, lambda: x).numpy() == 6.0
+        assert tf.while_loop(lambda i: i < 10, lambda i: i + 1, [tf.constant(0)])[0].numpy() == 10
+        np.testing.assert_array_equal(tf.map_fn(lambda r: r * r, tf.constant([1, 2, 3])).numpy(),
+                                      [1, 4, 9])
+        np.testing.assert_array_equal(tf.scan(lambda a, r: a + r, tf.constant([1, 2, 3])).numpy(),
+                                      [1, 3, 6])
+        assert tf.foldr(lambda a, r: a - r, tf.constant([1, 2, 3])).numpy() == 0
+        assert tf.case([(x < 0, lambda: x), (x > 0, lambda: -x)]).numpy() == -3.0
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = tf.cond(x > 2, lambda: x * x, lambda: x)
+        assert tape.gradient(y, x).numpy() == 6.0
