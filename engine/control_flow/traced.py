@@ -56,16 +56,18 @@ class Traced:
         controls: dict[Operation, None] = {}
         inside: set[Operation] = set()
         stack = [*reversed(self.fetch_ops), *(t.op for t in reversed(self.outputs))]
+        # A variable is captured even when made inside (a layer built in a branch): the op
+        # then takes it as an input, so that gradients reach it through the op.
         for t in self.outputs:
-            if t.op not in made:
+            if t.op not in made or is_variable(t):
                 captures[t] = None
         while stack:
             op = stack.pop()
-            if op in inside or op not in made:
+            if op in inside or op not in made or op.type == "VariableV2":
                 continue
             inside.add(op)
             for t in reversed(op.inputs):
-                if t.op in made:
+                if t.op in made and not is_variable(t):
                     stack.append(t.op)
                 else:
                     captures[t] = None

@@ -164,6 +164,24 @@ def test_gradient_through_cond_to_a_variable_read_in_the_branch():
             np.testing.assert_allclose(sess.run(w), [0.4, -3.5], rtol=1e-6)
 
 
+def test_gradient_reaches_a_variable_made_inside_a_branch():
+    with tf.Graph().as_default():
+        x = tf.constant(np.ones((2, 3), np.float32))
+        p = tf.placeholder(tf.bool, [])
+
+        def dense(reuse):
+            with tf.variable_scope("d", reuse=reuse):
+                w = tf.get_variable("w", [3, 1], initializer=tf.ones_initializer())
+            return tf.matmul(x, w)
+
+        y = tf.cond(p, lambda: dense(False), lambda: 2.0 * dense(True))
+        (g,) = tf.gradients(tf.reduce_sum(y), tf.trainable_variables())
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            np.testing.assert_array_equal(sess.run(g, {p: True}), np.full((3, 1), 2.0))
+            np.testing.assert_array_equal(sess.run(g, {p: False}), np.full((3, 1), 4.0))
+
+
 def test_second_derivative_through_cond():
     with tf.Graph().as_default():
         x = tf.constant([0.5, 1.5])
