@@ -481,6 +481,17 @@ def test_py_function_takes_eager_tensors():
         np.testing.assert_allclose(run(y), [2.0, 4.0])
 
 
+def test_cond_and_map_fn_in_a_dataset_map_function():
+    with tf.Graph().as_default():
+        ds = tf.data.Dataset.from_tensor_slices(np.array([[1.0, 2.0], [-3.0, 4.0]])).map(
+            lambda row: tf.cond(row[0] > 0, lambda: tf.map_fn(lambda v: v * 10, row),
+                                lambda: -row))
+        nxt = ds.make_one_shot_iterator().get_next()
+        with tf.Session() as sess:
+            np.testing.assert_array_equal(sess.run(nxt), [10.0, 20.0])
+            np.testing.assert_array_equal(sess.run(nxt), [3.0, -4.0])
+
+
 # -- eager -----------------------------------------------------------------------------------
 
 
@@ -499,3 +510,5 @@ def test_eager_control_flow_runs_python():
             tape.watch(x)
             y = tf.cond(x > 2, lambda: x * x, lambda: x)
         assert tape.gradient(y, x).numpy() == 6.0
+        np.testing.assert_allclose(tf.py_func(np.sinh, [x], tf.float32).numpy(), np.sinh(3.0),
+                                   rtol=1e-6)
