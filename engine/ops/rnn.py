@@ -292,8 +292,7 @@ def _lstm_bptt(reserve, c0, c_all, dh_all, dc_all, w_h):
     w_ht = np.ascontiguousarray(w_h.T)
     k = _compiled(c_all.dtype, batch, hidden)
     if k is not None and rnn_compiled.run("lstm_bptt", k["gemm"], all_gates, tanh_c, c0, c_all,
-                                          dh_all, dc_all, w_ht, dgates, dh, dc, dh_next,
-                                          dc_next):
+                                          dh_all, dc_all, w_ht, dgates, dh_next, dc_next):
         return dgates, (dc_next, dh_next)
 
     j, i, f, o = (all_gates[..., k * hidden:(k + 1) * hidden] for k in range(4))

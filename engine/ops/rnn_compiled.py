@@ -135,52 +135,61 @@ def _tanh_bptt(gemm, dh_all, dz, w_ht, dh, dh_next):
 
 
 def _lstm_loop(gemm, tanh, tanh_data, w_h, bias, c0, h0, all_gates, tanh_c, c_all, h_all, hw):
+    # indexed by gate (no range with an offset, such as range(hidden, 4 * hidden), which the
+    # compiler left scalar: 34 of the loop's 100 us of elementwise work at hidden 32, batch 32)
     call = np.empty(5, np.int64)
-    hidden = h_all.shape[2]
+    batch, hidden = h_all.shape[1], h_all.shape[2]
     half = np.float32(0.5)
+    gates = all_gates.reshape(all_gates.shape[0], batch, 4, hidden)
     for t in range(h_all.shape[0]):
-        gates = all_gates[t]
-        _recurrent_input(gemm, h0 if t == 0 else h_all[t - 1], w_h, bias, hw, gates)
-        _tanh(tanh, tanh_data, gates, gates, call)
+        _recurrent_input(gemm, h0 if t == 0 else h_all[t - 1], w_h, bias, hw, all_gates[t])
+        _tanh(tanh, tanh_data, all_gates[t], all_gates[t], call)
         c_prev = c0 if t == 0 else c_all[t - 1]
-        c = c_all[t]
-        for b in range(gates.shape[0]):
-            for k in range(hidden, 4 * hidden):  # i, f, o: 0.5 * tanh(z / 2) + 0.5
-                gates[b, k] = gates[b, k] * half
-                gates[b, k] += half
+        c, g = c_all[t], gates[t]
+        for b in range(batch):
+            for gate in range(1, 4):  # i, f, o: 0.5 * tanh(z / 2) + 0.5
+                for k in range(hidden):
+                    g[b, gate, k] = g[b, gate, k] * half + half
             for k in range(hidden):
-                c[b, k] = c_prev[b, k] * gates[b, 2 * hidden + k]
-                c[b, k] += gates[b, k] * gates[b, hidden + k]
+                c[b, k] = c_prev[b, k] * g[b, 2, k] + g[b, 0, k] * g[b, 1, k]
         _tanh(tanh, tanh_data, c, tanh_c[t], call)
         h, tc = h_all[t], tanh_c[t]
-        for b in range(h.shape[0]):
-            for k in range(hidden):
-                h[b, k] = tc[b, k] * gates[b, 3 * hidden + k]
-
-
-def _lstm_bptt(gemm, all_gates, tanh_c, c0, c_all, dh_all, dc_all, w_ht, dgates, dh, dc,
-               dh_next, dc_next):
-    # the local derivatives that the numpy loop computes for all steps before its loop are
-    # computed here per element when needed, by the same operations in the same order
-    batch, hidden = dh.shape
-    one = np.float32(1.0)
-    for t in range(dh_all.shape[0] - 1, -1, -1):
-        gates, tc = all_gates[t], tanh_c[t]
-        c_prev = c0 if t == 0 else c_all[t - 1]
         for b in range(batch):
             for k in range(hidden):
-                j, i = gates[b, k], gates[b, hidden + k]
-                f, o = gates[b, 2 * hidden + k], gates[b, 3 * hidden + k]
-                dh[b, k] = dh_all[t, b, k] + dh_next[b, k]
-                dc[b, k] = dh[b, k] * (o * (one - tc[b, k] * tc[b, k]))
-                dc[b, k] += dc_all[t, b, k]
-                dc[b, k] += dc_next[b, k]
-                dgates[t, b, 0, k] = dc[b, k] * (i * (one - j * j))
-                dgates[t, b, 1, k] = dc[b, k] * ((j * i) * (one - i))
-                dgates[t, b, 2, k] = dc[b, k] * ((c_prev[b, k] * f) * (one - f))
-                dgates[t, b, 3, k] = dh[b, k] * ((tc[b, k] * o) * (one - o))
-                dc_next[b, k] = dc[b, k] * f
-        _gemm(gemm, dgates[t].reshape(batch, 4 * hidden), w_ht, dh_next)
+                h[b, k] = tc[b, k] * g[b, 3, k]
+
+
+def _lstm_bptt(gemm, all_gates, tanh_c, c0, c_all, dh_all, dc_all, w_ht, dgates, dh_next,
+               dc_next):
+    # The local derivatives that the numpy loop computes for all steps before its loop are
+    # computed here per element when needed, by the same operations in the same order. One
+    # loop per gate gradient: a loop writing all four was scalar code (the compiler gives up
+    # checking that many arrays for overlap), 2.5 of a step's 3 us at hidden 32, batch 32.
+    batch, hidden = dh_next.shape
+    one = np.float32(1.0)
+    gates = all_gates.reshape(all_gates.shape[0], batch, 4, hidden)
+    dh = np.empty((batch, hidden), np.float32)
+    dc = np.empty((batch, hidden), np.float32)
+    for t in range(dh_all.shape[0] - 1, -1, -1):
+        c_prev = c0 if t == 0 else c_all[t - 1]
+        g, tc, dg, dh_in, dc_in = gates[t], tanh_c[t], dgates[t], dh_all[t], dc_all[t]
+        for b in range(batch):
+            for k in range(hidden):
+                dh_k = dh_in[b, k] + dh_next[b, k]
+                dc_k = dh_k * (g[b, 3, k] * (one - tc[b, k] * tc[b, k]))
+                dc_k += dc_in[b, k]
+                dc_k += dc_next[b, k]
+                dh[b, k], dc[b, k] = dh_k, dc_k
+                dc_next[b, k] = dc_k * g[b, 2, k]
+            for k in range(hidden):  # j
+                dg[b, 0, k] = dc[b, k] * (g[b, 1, k] * (one - g[b, 0, k] * g[b, 0, k]))
+            for k in range(hidden):  # i
+                dg[b, 1, k] = dc[b, k] * ((g[b, 0, k] * g[b, 1, k]) * (one - g[b, 1, k]))
+            for k in range(hidden):  # f
+                dg[b, 2, k] = dc[b, k] * ((c_prev[b, k] * g[b, 2, k]) * (one - g[b, 2, k]))
+            for k in range(hidden):  # o
+                dg[b, 3, k] = dh[b, k] * ((tc[b, k] * g[b, 3, k]) * (one - g[b, 3, k]))
+        _gemm(gemm, dg.reshape(batch, 4 * hidden), w_ht, dh_next)
 
 
 _HELPERS = {"_gemm": _gemm, "_tanh": _tanh, "_recurrent_input": _recurrent_input}
