@@ -103,6 +103,10 @@ def _max_pool_grad_forward(x, y, dy, ksize, strides, padding):
     (pt, _), (pl, _) = pads
     tiled = strides == ksize and pads == ((0, 0), (0, 0))
     dx = np.zeros(x.shape, dy.dtype)
+    if tiled and ksize == (2, 2) and x.dtype == dy.dtype and all(
+            a.flags.c_contiguous for a in (x, y, dy)) \
+            and windows_compiled.run("max_pool_grad_2x2", x, y, dy, dx):
+        return dx
     if windows_compiled.run("max_pool_grad", x, y, dy, *ksize, pt, pl, *strides, tiled,
                             np.empty(y.shape, np.int32), dx):
         return dx

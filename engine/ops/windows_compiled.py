@@ -129,6 +129,37 @@ def _max_pool_grad(x, y, dy, kh, kw, pt, pl, sh, sw, tiled, first, dx):
                             dx[b, yo * sh + i - pt, xo * sw + j - pl, ch] += dy[b, yo, xo, ch]
 
 
+def _max_pool_grad_2x2(x, y, dy, dx):
+    """MaxPoolGrad of 2x2 windows that tile the image (stride 2, no padding; C-contiguous
+    arrays): each window's four gradients at once, ``dy * 1`` at the first maximum and
+    ``dy * 0`` at the others, as the tiled numpy path computes them (about 1.4x faster than the
+    general loop, which keeps a flag per channel across the window's taps). Rows and columns
+    past the last window keep dx's zeros."""
+    n, h, w, c = x.shape
+    oh, ow = y.shape[1], y.shape[2]
+    xf, df = x.reshape(x.size), dx.reshape(dx.size)
+    yf, gf = y.reshape(y.size), dy.reshape(dy.size)
+    one, zero = dx.dtype.type(1), dx.dtype.type(0)
+    for b in range(n):
+        for yo in range(oh):
+            top = (b * h + 2 * yo) * w * c
+            out = (b * oh + yo) * ow * c
+            for xo in range(ow):
+                for ch in range(c):
+                    target, g = yf[out + xo * c + ch], gf[out + xo * c + ch]
+                    i00 = top + 2 * xo * c + ch
+                    i10 = i00 + w * c
+                    h00 = xf[i00] == target
+                    h01 = (xf[i00 + c] == target) & (not h00)
+                    taken = h00 | h01
+                    h10 = (xf[i10] == target) & (not taken)
+                    h11 = (xf[i10 + c] == target) & (not (taken | h10))
+                    df[i00] = g * (one if h00 else zero)
+                    df[i00 + c] = g * (one if h01 else zero)
+                    df[i10] = g * (one if h10 else zero)
+                    df[i10 + c] = g * (one if h11 else zero)
+
+
 def _sum_rows(a, out):
     """``out[c]`` = the sum of ``a[:, c]``, rows added in order (numpy's order for a sum over
     the leading axes of a C-contiguous array)."""
@@ -162,8 +193,8 @@ def _add_rows(a, b, out):
         dst[k] = src[k] + tiled[k]
 
 
-_KERNELS = {"col2im": _col2im, "max_pool_grad": _max_pool_grad, "sum_rows": _sum_rows,
-            "add_rows": _add_rows}
+_KERNELS = {"col2im": _col2im, "max_pool_grad": _max_pool_grad,
+            "max_pool_grad_2x2": _max_pool_grad_2x2, "sum_rows": _sum_rows, "add_rows": _add_rows}
 _HELPERS = {"_valid": _valid}
 _state = {"runs": 0}
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))

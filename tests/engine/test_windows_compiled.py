@@ -61,6 +61,7 @@ def test_conv_input_gradient_equals_numpy(case, kind, dtype, monkeypatch):
 POOL_CASES = [  # (x shape, ksize, strides, padding): tiling, padded, overlapping windows
     ((2, 8, 6, 6), (2, 2), (2, 2), "VALID"),
     ((2, 7, 5, 3), (2, 2), (2, 2), "VALID"),
+    ((2, 9, 7, 3), (3, 3), (3, 3), "VALID"),
     ((1, 7, 5, 3), (2, 2), (2, 2), "SAME"),
     ((2, 7, 6, 2), (3, 3), (2, 2), "SAME"),
     ((1, 6, 6, 4), (3, 2), (1, 2), "VALID"),
