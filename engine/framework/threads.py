@@ -77,6 +77,13 @@ def use_blas_threads(count: int) -> None:
         _current = count
 
 
+def intra_op_threads() -> int:
+    """The threads an op of the running session may compute on: the BLAS count the engine set
+    last (the session's ``intra_op_parallelism_threads``), 1 before any run. Kernels that cut
+    their work among the engine's workers (``runtime/workers.py``) use at most this many."""
+    return _current or 1
+
+
 def invalidate() -> None:
     """Say that the BLAS thread count was changed outside the engine (threadpoolctl, another
     library): the next run sets its own count again instead of trusting the one it set last."""

@@ -35,8 +35,9 @@ from ..framework.errors import ShapeError
 from ..framework.graph import Tensor, TensorShape
 from ..framework.registry import apply, export, register, static_sizes
 from . import windows_compiled
-from .array import expand_dims, shape, squeeze
+from .array import expand_dims, shape, squeeze, transpose
 from .core import as_tensors, constant, convert_to_tensor
+from .sparse import gather
 
 # -- geometry ------------------------------------------------------------------------------
 
@@ -377,10 +378,32 @@ for _kind in _KINDS:
 # -- Python API ----------------------------------------------------------------------------
 
 
-def _nhwc(data_format):
-    if data_format not in (None, "NHWC", "NWC"):
-        raise ValueError(f"data_format {data_format!r} is not supported: the CPU kernels take NHWC "
-                         "(channels last), as TF's do")
+def channels_first(data_format):
+    """Whether ``data_format`` puts channels before the spatial axes: 'NCHW' / 'NCW' (TF1 takes
+    them, for GPUs), computed here by transposing to NHWC around the channels-last kernels;
+    'NHWC' / 'NWC' / None: channels last."""
+    if data_format in (None, "NHWC", "NWC"):
+        return False
+    if data_format in ("NCHW", "NCW"):
+        return True
+    raise ValueError(f"data_format {data_format!r} is not supported: 'NHWC' (channels last) or "
+                     "'NCHW' (channels first)")
+
+
+def nhwc_order(value):
+    """A 4-entry NCHW list (strides, ksize, dilations, explicit padding pairs) in NHWC order;
+    anything else unchanged."""
+    if isinstance(value, list | tuple) and len(value) == 4:
+        return [value[0], value[2], value[3], value[1]]
+    return value
+
+
+def to_nhwc(x):
+    return transpose(x, [0, 2, 3, 1])
+
+
+def to_nchw(x):
+    return transpose(x, [0, 3, 1, 2])
 
 
 def _attrs(kind, strides, padding, dilations):
@@ -394,8 +417,10 @@ def conv2d(input=None, filter=None, strides=1, padding="VALID", use_cudnn_on_gpu
     """``tf.nn.conv2d``: 2-D convolution (cross-correlation, as TF) of NHWC ``input`` with
     ``filter`` ``[height, width, in, out]``; ``strides`` and ``dilations`` an int or a list of
     1, 2 or 4 ints; ``padding`` 'SAME', 'VALID' or explicit pairs."""
-    _nhwc(data_format)
     x, w = as_tensors(input, filters if filter is None else filter)
+    if channels_first(data_format):
+        return to_nchw(conv2d(to_nhwc(x), w, nhwc_order(strides), nhwc_order(padding),
+                              dilations=nhwc_order(dilations), name=name))
     return apply("Conv2D", [x, w], name=name, **_attrs("Conv2D", strides, padding, dilations))[0]
 
 
@@ -404,8 +429,11 @@ def depthwise_conv2d_native(input, filter, strides, padding, data_format="NHWC",
                             dilations=None, name="DepthwiseConv2dNative"):
     """Each input channel convolved with its own ``multiplier`` filters ``[h, w, in, m]``:
     ``in * m`` output channels, channel ``c * m + k`` from input channel ``c``."""
-    _nhwc(data_format)
     x, w = as_tensors(input, filter)
+    if channels_first(data_format):
+        return to_nchw(depthwise_conv2d_native(to_nhwc(x), w, nhwc_order(strides),
+                                               nhwc_order(padding), "NHWC",
+                                               nhwc_order(dilations), name))
     return apply("DepthwiseConv2dNative", [x, w], name=name,
                  **_attrs("DepthwiseConv2dNative", strides, padding, dilations))[0]
 
@@ -427,12 +455,17 @@ def conv2d_transpose(value=None, filter=None, output_shape=None, strides=1,  # n
     """``tf.nn.conv2d_transpose``: the gradient of ``conv2d`` with respect to its input, for an
     input of ``output_shape``; ``filter`` is ``[height, width, out, in]`` (the conv2d filter
     that maps the result back to ``value``)."""
-    _nhwc(data_format)
     value = input if value is None else value
     filter = filters if filter is None else filter  # noqa: A001
     if output_shape is None:
         raise ValueError("conv2d_transpose: output_shape is required")
     dy, w = as_tensors(value, filter)
+    if channels_first(data_format):
+        output_shape = gather(output_shape, [0, 2, 3, 1]) if isinstance(output_shape, Tensor) \
+            else nhwc_order(list(output_shape))
+        return to_nchw(conv2d_transpose(to_nhwc(dy), w, output_shape, nhwc_order(strides),
+                                        nhwc_order(padding), "NHWC", name,
+                                        dilations=nhwc_order(dilations)))
     if not isinstance(output_shape, Tensor):
         output_shape = constant(np.asarray(output_shape, np.int32), name="output_shape")
     return apply("Conv2DBackpropInput", [output_shape, w, dy], name=name,
@@ -443,10 +476,18 @@ def conv2d_transpose(value=None, filter=None, output_shape=None, strides=1,  # n
 def conv1d(value=None, filters=None, stride=1, padding="VALID", use_cudnn_on_gpu=None,
            data_format=None, name="conv1d", input=None, dilations=None):  # noqa: A002
     """``tf.nn.conv1d``: ``value`` ``[batch, width, in]``, ``filters`` ``[width, in, out]``; as TF,
-    a conv2d over a height of 1."""
-    _nhwc(data_format)
+    a conv2d over a height of 1; ``data_format`` 'NCW' takes and gives ``[batch, in, width]``."""
     x = convert_to_tensor(input if value is None else value)
     w = convert_to_tensor(filters, preferred_dtype=x.dtype)
+    if channels_first(data_format):
+        if isinstance(stride, list | tuple) and len(stride) == 3:
+            stride = stride[2]
+        if isinstance(dilations, list | tuple) and len(dilations) == 3:
+            dilations = dilations[2]
+        if not isinstance(padding, str) and len(padding) == 3:
+            padding = [padding[0], padding[2], padding[1]]
+        return transpose(conv1d(transpose(x, [0, 2, 1]), w, stride, padding, name=name,
+                                dilations=dilations), [0, 2, 1])
     if isinstance(stride, list | tuple):
         stride = stride[1] if len(stride) == 3 else stride[0]
     if isinstance(dilations, list | tuple):

@@ -8,7 +8,7 @@ import numpy as np
 from ..framework.errors import ShapeError
 from ..framework.graph import TensorShape
 from ..framework.registry import apply, broadcast_shapes, export, register, same_dtype
-from .array import expand_dims, reshape_like, transpose
+from .array import expand_dims, reshape, reshape_like, transpose
 from .core import broadcast_like, convert_to_tensor, stop_gradient, unbroadcast, zeros_like
 from .math import abs_, cast, exp, expm1, log1p, softplus, square, subtract, where_v2
 from .reduce import reduce_sum
@@ -294,8 +294,20 @@ def l2_loss(t, name="L2Loss"):
 
 
 @export("bias_add")
-def bias_add(value, bias, name="BiasAdd"):
-    return convert_to_tensor(value) + bias
+def bias_add(value, bias, data_format=None, name="BiasAdd"):
+    """``value + bias`` along value's channel axis: the last (``data_format`` None, 'NHWC',
+    'N...C'), or axis 1 ('NCHW', 'NC...')."""
+    value = convert_to_tensor(value)
+    bias = convert_to_tensor(bias, preferred_dtype=value.dtype)
+    if data_format in (None, "NHWC", "NWC", "N...C"):
+        return value + bias
+    if data_format not in ("NCHW", "NCW", "NC..."):
+        raise ValueError(f"bias_add: data_format {data_format!r} is not 'NHWC' or 'NCHW'")
+    rank = value.shape.ndims
+    if rank is None or rank < 2:
+        raise ValueError(f"bias_add: data_format {data_format!r} needs a value of known rank "
+                         f">= 2, got shape {value.shape}")
+    return value + reshape(bias, [-1] + [1] * (rank - 2))
 
 
 # -- more activations, composed as TF's gradients dictate at their kinks --------------------

@@ -24,13 +24,17 @@ from ..framework.registry import apply, export, register, static_sizes
 from . import windows_compiled
 from .array import shape
 from .conv import (
+    channels_first,
     crop,
     geometry,
+    nhwc_order,
     out_dim,
     pad_image,
     padded_zeros,
     padding_attr,
     pair,
+    to_nchw,
+    to_nhwc,
     window_slices,
 )
 from .core import convert_to_tensor, zeros_like
@@ -216,10 +220,10 @@ register("AvgPoolGrad", _avg_pool_grad_forward, _avg_pool_grad_infer,
 
 
 def _pool(op_type, value, ksize, strides, padding, data_format, name):
-    if data_format not in (None, "NHWC"):
-        raise ValueError(f"data_format {data_format!r} is not supported: the CPU kernels take "
-                         "NHWC (channels last), as TF's do")
     x = convert_to_tensor(value)
+    if channels_first(data_format):
+        return to_nchw(_pool(op_type, to_nhwc(x), nhwc_order(ksize), nhwc_order(strides),
+                             padding, "NHWC", name))
     return apply(op_type, [x], name=name, ksize=pair(ksize, "ksize"),
                  strides=pair(strides, "strides"), padding=padding_attr(padding))
 

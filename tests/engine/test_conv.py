@@ -154,7 +154,7 @@ def test_window_larger_than_valid_input_is_a_shape_error():
 @pytest.mark.parametrize(("kw", "message"), [
     ({"padding": "FULL"}, "padding must be 'SAME', 'VALID'"),
     ({"strides": [2, 2, 2, 2]}, "batch and channel entries must be 1"),
-    ({"data_format": "NCHW"}, "NHWC"),
+    ({"data_format": "NHCW"}, "'NHWC' .channels last. or 'NCHW'"),
 ])
 def test_bad_arguments_say_what_is_wrong(kw, message):
     args = {"strides": 1, "padding": "SAME", **kw}
@@ -182,3 +182,60 @@ def test_filter_gradient_reads_the_forward_windows(k):
         for j in range(k):
             expected[i, j] = np.einsum("nhwc,nhwo->co", x[:, i:i + oh, j:j + ow].astype(float), dy)
     np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
+
+
+def _nchw(a):
+    return np.ascontiguousarray(a.transpose(0, 3, 1, 2))
+
+
+def test_nchw_conv2d_is_the_nhwc_conv_transposed_with_its_gradients():
+    """data_format='NCHW' (TF1 takes it): strides, dilations and explicit padding in NCHW order;
+    values and both gradients are the NHWC convolution's, transposed."""
+    rng = np.random.default_rng(2)
+    x, k = rng.standard_normal((2, 7, 6, 3)), rng.standard_normal((3, 2, 3, 4))
+    with tf.Graph().as_default():
+        xt, kt = tf.constant(x), tf.constant(k)
+        want = tf.nn.conv2d(xt, kt, [1, 2, 1, 1], [[0, 0], [1, 0], [2, 1], [0, 0]],
+                            dilations=[1, 1, 2, 1])
+        xc = tf.constant(_nchw(x))
+        got = tf.nn.conv2d(xc, kt, [1, 1, 2, 1], [[0, 0], [0, 0], [1, 0], [2, 1]],
+                           data_format="NCHW", dilations=[1, 1, 1, 2])
+        assert got.shape.as_list() == [2, 4, 3, 7]
+        g = rng.standard_normal((2, 3, 7, 4))
+        grads_want = tf.gradients(tf.reduce_sum(want * tf.constant(g)), [xt, kt])
+        grads_got = tf.gradients(tf.reduce_sum(got * tf.constant(_nchw(g))), [xc, kt])
+        (w, gw), (o, go) = _run((want, grads_want)), _run((got, grads_got))
+    np.testing.assert_array_equal(o, _nchw(w))
+    np.testing.assert_array_equal(go[0], _nchw(gw[0]))
+    np.testing.assert_array_equal(go[1], gw[1])
+
+
+def test_nchw_pools_bias_add_transpose_depthwise_and_conv1d():
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((2, 6, 5, 3))
+    k = rng.standard_normal((3, 3, 3, 2))
+    b = rng.standard_normal(3)
+    with tf.Graph().as_default():
+        xt, xc = tf.constant(x), tf.constant(_nchw(x))
+        pairs = [
+            (tf.nn.max_pool(xt, [1, 3, 2, 1], [1, 2, 1, 1], "SAME"),
+             tf.nn.max_pool(xc, [1, 1, 3, 2], [1, 1, 2, 1], "SAME", data_format="NCHW")),
+            (tf.nn.avg_pool(xt, 2, 2, "VALID"),
+             tf.nn.avg_pool(xc, 2, 2, "VALID", data_format="NCHW")),
+            (tf.nn.depthwise_conv2d(xt, k, [1, 1, 1, 1], "SAME"),
+             tf.nn.depthwise_conv2d(xc, k, [1, 1, 1, 1], "SAME", data_format="NCHW")),
+        ]
+        kt = tf.constant(rng.standard_normal((2, 2, 4, 3)))  # [h, w, out, in]
+        transposed = (tf.nn.conv2d_transpose(xt, kt, [2, 12, 10, 4], [1, 2, 2, 1], "SAME"),
+                      tf.nn.conv2d_transpose(xc, kt, tf.constant([2, 4, 12, 10]), [1, 1, 2, 2],
+                                             "SAME", data_format="NCHW"))
+        bias = (x + b, tf.nn.bias_add(xc, b, data_format="NCHW"))
+        x1 = rng.standard_normal((2, 9, 3))
+        k1 = rng.standard_normal((3, 3, 2))
+        conv1 = (tf.nn.conv1d(x1, k1, 2, "SAME"),
+                 tf.nn.conv1d(x1.transpose(0, 2, 1), k1, [1, 1, 2], "SAME", data_format="NCW"))
+        out = _run([pairs, transposed, bias[1], conv1])
+    for want, got in out[0] + [out[1]]:
+        np.testing.assert_array_equal(got, _nchw(want))
+    np.testing.assert_array_equal(out[2], _nchw(bias[0]))
+    np.testing.assert_array_equal(out[3][1], out[3][0].transpose(0, 2, 1))
