@@ -142,3 +142,91 @@ def test_layer_follows_the_learning_phase_when_training_is_none():
             eval_out, train_out = sess.run(y), sess.run(y, {phase: True})
     assert not np.allclose(eval_out, train_out)
     np.testing.assert_allclose(train_out.mean(0), 0, atol=1e-12)
+
+
+def _renorm_replay(batches, trainings, gamma, beta, momentum, renorm_momentum, eps, clip):
+    """TF1's batch renormalization (layers/normalization.py, renorm=True) step by step in
+    numpy: outputs and (moving mean, moving variance, renorm mean, its weight, renorm stddev,
+    its weight) after the steps."""
+    c = batches[0].shape[-1]
+    mm, mv, rm, rs = np.zeros(c), np.ones(c), np.zeros(c), np.zeros(c)
+    rmw = rsw = 0.0
+    outs = []
+    for b, training in zip(batches, trainings):
+        if not training:
+            outs.append((b - mm) / np.sqrt(mv + eps) * gamma + beta)
+            continue
+        flat = b.reshape(-1, c)
+        mean, std = flat.mean(0), np.sqrt(flat.var(0) + eps)
+        mixed_mean, mixed_std = rm + (1 - rmw) * mean, rs + (1 - rsw) * std
+        r = np.clip(std / mixed_std, clip["rmin"], clip["rmax"])
+        d = np.clip((mean - mixed_mean) / mixed_std, -clip["dmax"], clip["dmax"])
+        outs.append(((b - mean) / std * r + d) * gamma + beta)
+        rate = 1 - renorm_momentum
+        rm, rmw = rm - (rm - mean) * rate, rmw - (rmw - 1) * rate
+        rs, rsw = rs - (rs - std) * rate, rsw - (rsw - 1) * rate
+        mm = mm - (mm - rm / rmw) * (1 - momentum)
+        mv = mv - (mv - ((rs / rsw) ** 2 - eps)) * (1 - momentum)
+    return outs, (mm, mv, rm, rmw, rs, rsw)
+
+
+def test_batch_renormalization_follows_tf1_step_by_step():
+    """renorm=True: r and d from the debiased renorm averages (clipped), the moving statistics
+    averaging the renorm ones; a step with training off normalizes with the moving statistics
+    and moves nothing."""
+    shape = (6, 3, 2, 4)
+    batches = [rng.normal(i - 1, 1 + 0.5 * i, shape) for i in range(5)]
+    trainings = [True, True, False, True, True]
+    gamma, beta = rng.normal(1, 0.2, 4), rng.normal(0, 0.5, 4)
+    clip = {"rmin": 0.8, "rmax": 1.25, "dmax": 0.2}
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.float64, shape)
+        training = tf.placeholder(tf.bool, [])
+        y = tf.layers.batch_normalization(x, momentum=0.9, training=training, renorm=True,
+                                          renorm_clipping=clip, renorm_momentum=0.7)
+        names = [v.name.split("/")[1][:-2] for v in tf.global_variables()]
+        assert names == ["gamma", "beta", "moving_mean", "moving_variance", "renorm_mean",
+                         "renorm_mean_weight", "renorm_stddev", "renorm_stddev_weight"]
+        updates = tf.get_collection(tf.GraphKeys.UPDATE_OPS)
+        assert len(updates) == 2
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            sess.run([tf.global_variables()[0].assign(gamma),
+                      tf.global_variables()[1].assign(beta)])
+            outs = [sess.run([y, updates], {x: b, training: t})[0]
+                    for b, t in zip(batches, trainings)]
+            state = sess.run(tf.global_variables()[2:])
+    want_outs, want_state = _renorm_replay(batches, trainings, gamma, beta, 0.9, 0.7, 1e-3, clip)
+    for got, want in zip(outs, want_outs):
+        np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
+    for got, want in zip(state, want_state):
+        np.testing.assert_allclose(got, want, rtol=1e-10)
+
+
+def test_batch_renormalization_stops_the_gradient_through_r_and_d():
+    """At the second step (r != 1), the gradient with respect to x is the plain batch norm's
+    times r: r and d are constants to the gradient, as TF1's stop_gradient makes them."""
+    b1, b2 = rng.normal(1.0, 2.0, (8, 3)), rng.normal(-1.0, 0.5, (8, 3))
+    weights = X4[:2, 0, :4, 0].reshape(8, 1)
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.float64, [8, 3])
+        y = tf.layers.batch_normalization(x, training=True, renorm=True)
+        (g,) = tf.gradients(tf.reduce_sum(y * weights), [x])
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            sess.run(tf.get_collection(tf.GraphKeys.UPDATE_OPS), {x: b1})
+            got = sess.run(g, {x: b2})
+    with tf.Graph().as_default():
+        x = tf.constant(b2)
+        (g_plain,) = tf.gradients(tf.reduce_sum(tf.layers.batch_normalization(
+            x, training=True) * weights), [x])
+        plain = _run(g_plain)
+    std1, std2 = np.sqrt(b1.var(0) + 1e-3), np.sqrt(b2.var(0) + 1e-3)
+    r = std2 / (0.01 * std1 + 0.99 * std2)  # renorm_stddev 0.01 * std1 with weight 0.01
+    assert np.all(np.abs(r - 1) > 1e-3)
+    np.testing.assert_allclose(got, plain * r, rtol=1e-10, atol=1e-12)
+
+
+def test_renorm_clipping_with_unknown_keys_is_an_error():
+    with tf.Graph().as_default(), pytest.raises(ValueError, match="rmax.*rmin.*dmax.*'rmx'"):
+        tf.layers.batch_normalization(tf.ones([2, 3]), renorm=True, renorm_clipping={"rmx": 2})
