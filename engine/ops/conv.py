@@ -416,7 +416,8 @@ def conv2d(input=None, filter=None, strides=1, padding="VALID", use_cudnn_on_gpu
            data_format="NHWC", dilations=None, name="Conv2D", filters=None):
     """``tf.nn.conv2d``: 2-D convolution (cross-correlation, as TF) of NHWC ``input`` with
     ``filter`` ``[height, width, in, out]``; ``strides`` and ``dilations`` an int or a list of
-    1, 2 or 4 ints; ``padding`` 'SAME', 'VALID' or explicit pairs."""
+    1, 2 or 4 ints; ``padding`` 'SAME', 'VALID' or explicit pairs; ``data_format`` 'NCHW' takes
+    and gives channels first (4-entry lists then in NCHW order)."""
     x, w = as_tensors(input, filters if filter is None else filter)
     if channels_first(data_format):
         return to_nchw(conv2d(to_nhwc(x), w, nhwc_order(strides), nhwc_order(padding),
