@@ -239,13 +239,41 @@ register("Tanh", np.tanh, _float_only(np.tanh), numexpr="tanh({0})",
          grad=lambda op, g: [g * (1 - op.outputs[0] * op.outputs[0])])
 register("Sigmoid", _sigmoid, _float_only(None), numexpr="(1 / (1 + exp(-{0})))",
          grad=lambda op, g: [g * op.outputs[0] * (1 - op.outputs[0])])
-register("Relu", lambda x: np.maximum(x, np.zeros((), x.dtype)), _same,
+#: elements from which Relu and ReluGrad of float arrays go to compiled loops
+COMPILED_RELU_MIN = 16384
+
+
+def _compiled(name, *arrays):
+    """The result of a compiled elementwise loop over C-contiguous float arrays of one dtype
+    and shape, at least COMPILED_RELU_MIN elements; None where it does not apply (numpy runs)."""
+    first = arrays[0]
+    if first.size < COMPILED_RELU_MIN or not all(
+            a.shape == first.shape and a.dtype == first.dtype and a.flags.c_contiguous
+            for a in arrays):
+        return None
+    out = np.empty_like(first)
+    if windows_compiled.run(name, *(a.reshape(-1) for a in arrays), out.reshape(-1)):
+        return out
+    return None
+
+
+def _relu(x):
+    out = _compiled("relu", x)
+    return np.maximum(x, np.zeros((), x.dtype)) if out is None else out
+
+
+def _relu_grad(g, y):
+    out = _compiled("relu_grad", g, y)
+    return g * (y > 0).astype(g.dtype) if out is None else out
+
+
+register("Relu", _relu, _same,
          numexpr="where({0} > 0, {0}, 0)",
          grad=lambda op, g: [apply("ReluGrad", [g, op.outputs[0]], name="ReluGrad")])
 # TF's ReluGrad(g, y) = g * (y > 0): a product (0 at y = 0; an inf or nan g stays nan, as in
 # TF's kernel). Its own gradient is ReluGrad again for g and zeros (not None) for y, so second
 # derivatives through relu are zero tensors as in TF.
-register("ReluGrad", lambda g, y: g * (y > 0).astype(g.dtype), _same,
+register("ReluGrad", _relu_grad, _same,
          numexpr="where({1} > 0, {0}, {0} * 0)",
          grad=lambda op, dy: [apply("ReluGrad", [dy, op.inputs[1]], name="ReluGrad"),
                               zeros_like(op.inputs[1])])

@@ -146,3 +146,20 @@ def test_a_session_adds_a_bias_through_the_compiled_loop(monkeypatch):
             got = sess.run(y, {xp: x[:1, :2, :2]})
             _same_bits(got, x[:1, :2, :2] + b)
             assert "add_rows" not in ran
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_relu_and_its_gradient_equal_numpy(dtype, monkeypatch):
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((16, 12, 12, 8)).astype(dtype)
+    g = rng.standard_normal(x.shape).astype(dtype)
+    flat_x, flat_g = x.reshape(-1), g.reshape(-1)
+    flat_x[::5], flat_x[1::7], flat_x[2::11] = -0.0, np.nan, np.inf
+    flat_g[::3], flat_g[1::13], flat_g[3::17] = -np.inf, np.nan, -0.0
+    y = math_ops._relu(x)
+    with np.errstate(invalid="ignore"):  # numpy's inf * 0
+        expected, got = _numpy_then_compiled(monkeypatch, lambda: (math_ops._relu(x),
+                                                                   math_ops._relu_grad(g, y)))
+    for e, o in zip(expected, got):
+        _same_bits_but_nan_signs(e, o)
+    _same_bits(expected[0], np.maximum(x, 0))
