@@ -288,8 +288,27 @@ register("IsInf", np.isinf, elementwise_infer("bool"))
 register("LogicalNot", np.logical_not, elementwise_infer("bool"))
 
 
+#: total elements up to which AllFinite checks its inputs as one concatenated array
+_ALL_FINITE_CONCAT_MAX = 65_536
+
+
 def _all_finite(*arrays):
-    return np.bool_(all(np.isfinite(a).all() for a in arrays))
+    """One isfinite and one reduction over the inputs concatenated while they are small (a
+    training step's loss and a small model's gradients: about 0.3 us an input instead of 1
+    us), an input at a time when they are large (no copy of large gradients). Concatenation
+    casts to the inputs' common type, which keeps every value's finiteness."""
+    if sum(a.size for a in arrays) <= _ALL_FINITE_CONCAT_MAX:
+        try:
+            return _land(_isfinite(np.concatenate(arrays, axis=None)), axis=None)
+        except (TypeError, ValueError, AttributeError):
+            pass  # a type that does not concatenate: the general path raises or answers
+    for a in arrays:
+        if not _land(_isfinite(a), axis=None):
+            return np.False_
+    return np.True_
+
+
+_isfinite, _land = np.isfinite, np.logical_and.reduce
 
 
 register("AllFinite", _all_finite, lambda inputs, **_: [(_dtypes.bool_, TensorShape([]))])
@@ -299,7 +318,8 @@ def all_finite(tensors, name="AllFinite"):
     """Scalar bool: no element of any of ``tensors`` is NaN or Inf. The same as
     ``reduce_all(stack([reduce_all(is_finite(t)) for t in tensors]))`` in one op: a training
     step's gate over its loss and every gradient is one plan step, not three per tensor."""
-    return apply("AllFinite", list(as_tensors(*tensors)), name=name)
+    tensors = list(dict.fromkeys(as_tensors(*tensors)))  # a tensor checked twice is checked once
+    return apply("AllFinite", tensors, name=name)
 
 negative = export("negative", "neg")(_unary("Neg", "Neg"))
 abs_ = export("abs")(_unary("Abs", "Abs"))

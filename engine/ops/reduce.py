@@ -211,7 +211,18 @@ def _mean(x, axes, keepdims):
     return np.asarray(dtype.type(total / np.intp(count)))  # 0-d, as the other reductions
 
 
-register("Sum", _np_reduce(np.sum), _reduce_infer, grad=_sum_grad)
+_numpy_sum = _np_reduce(np.sum)
+
+
+def _sum(x, axes, keepdims):
+    """np.sum of a float array without its Python layers (``np.add.reduce``, which np.sum
+    calls with the same arguments: the same bits), about 1.5 us less a call."""
+    if type(x) is np.ndarray and x.dtype.kind == "f":
+        return np.asarray(np.add.reduce(x, axis=axes, keepdims=keepdims))
+    return _numpy_sum(x, axes, keepdims)
+
+
+register("Sum", _sum, _reduce_infer, grad=_sum_grad)
 register("Mean", _mean, _reduce_infer, grad=_mean_grad)
 def _extremum(fn, float_start, int_start):
     """max/min that give TF's identity on empty groups (-inf / +inf, or the integer bound)."""

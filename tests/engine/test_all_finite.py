@@ -24,3 +24,23 @@ def test_all_finite_is_false_when_any_element_of_any_input_is_nan_or_inf(second,
         with tf.Session() as sess:
             got = sess.run([gate, reference], {a: np.ones((2, 2), np.float32), b: second})
     assert got == [want, want]
+
+
+@pytest.mark.parametrize("size", [3, 70_000])  # concatenated, and an input at a time
+@pytest.mark.parametrize("bad", [None, np.nan, np.inf, -np.inf])
+def test_all_finite_over_mixed_dtypes_and_sizes(size, bad):
+    from engine.ops.math import _all_finite
+
+    arrays = [np.float32(2.5), np.arange(4, dtype=np.int64), np.ones((2, 3), np.float64),
+              np.full(size, 3e38, np.float32), np.array([True])]
+    if bad is not None:
+        arrays[3][-1] = bad
+    got = _all_finite(*arrays)
+    assert type(got) is np.bool_ and got == (bad is None)
+
+
+def test_a_tensor_given_twice_is_one_input_of_the_gate():
+    with tf.Graph().as_default():
+        a = tf.placeholder(tf.float32, [2])
+        b = tf.placeholder(tf.float32, [2])
+        assert all_finite([a, b, a, b]).op.inputs == [a, b]

@@ -4,7 +4,7 @@ loss's mean); they must give numpy's bits: np.mean's, and broadcast_to followed 
 import numpy as np
 import pytest
 
-from engine.ops.reduce import _broadcast_reduced, _broadcast_reduced_general, _mean
+from engine.ops.reduce import _broadcast_reduced, _broadcast_reduced_general, _mean, _sum
 
 CASES = [((), None, False), ((5,), None, False), ((5,), (0,), True), ((32, 1), (0, 1), False),
          ((32, 1), None, True), ((4, 7, 3), (1,), False), ((4, 7, 3), (-1, 0), True),
@@ -20,6 +20,17 @@ def test_mean_gives_the_bits_of_np_mean(shape, axes, keepdims, dtype):
     want = np.asarray(np.mean(x, axis=axes, keepdims=keepdims)).astype(dtype)
     assert isinstance(got, np.ndarray) and got.dtype == dtype and got.shape == want.shape
     np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64, np.int32, np.bool_])
+@pytest.mark.parametrize("shape, axes, keepdims", CASES)
+def test_sum_gives_the_bits_and_dtype_of_np_sum_cast_back(shape, axes, keepdims, dtype):
+    x = (np.random.default_rng(len(shape)).standard_normal(shape) * 10 + 0.1).astype(dtype)
+    with np.errstate(over="ignore"):  # float16 sums of 100,000 elements overflow, as numpy's
+        got = _sum(x, axes, keepdims)
+        want = np.asarray(np.sum(x, axis=axes, keepdims=keepdims)).astype(dtype)
+    assert isinstance(got, np.ndarray) and got.dtype == dtype and got.shape == want.shape
+    assert got.tobytes() == want.tobytes()
 
 
 def test_mean_of_float16_and_integers_keeps_the_dtype_as_before():
