@@ -5,7 +5,8 @@ packages that define the optimizers.
 - ``fold_gradient_scales``: an update whose gradient is ``x * s`` (a scalar ``s``) multiplies by
   ``s`` block by block inside its kernel instead of after a full-size product;
 - ``batch_updates``: consecutive updates of different variables become one step whose blocks run
-  as one pool (``update_ops.run_jobs``).
+  as one pool (``update_ops.run_jobs``), and whose small updates of one kind run as one call
+  over their arrays concatenated (``update_ops.FlatUpdate``).
 
 Both keep every element's operations and their order, so neither changes a result.
 """
@@ -13,12 +14,14 @@ Both keep every element's operations and their order, so neither changes a resul
 from __future__ import annotations
 
 import functools
+import math
 import os
 
 from ..framework.graph import Tensor
 from ..framework.registry import get_op
+from . import update_ops
 from .steps import index_steps
-from .update_ops import run_jobs
+from .update_ops import KERNELS, FlatUpdate, run_jobs
 
 
 def fold_gradient_scales(steps, fetched_slots, fresh):
@@ -129,17 +132,70 @@ def _input_tensors(op, n_slots):
     return list(grad.op.inputs) + list(op.inputs[1:])
 
 
+def _flat_calls(members):
+    """The members as calls ``(function, input slots, output slots)``: the small updates of
+    one kind (the same op type and flat kernel, hyperparameter inputs, gate, static
+    attributes and dtype; all scaled or none) as one ``FlatUpdate`` each, the others as they
+    are. ``GRADPIPE_FLAT_UPDATES=0`` (read when a plan is compiled) keeps every update alone."""
+    families: dict = {}
+    calls = []
+    enabled = os.environ.get("GRADPIPE_FLAT_UPDATES", "1") != "0"
+    for fn, ins, slot, op in members:
+        spec = KERNELS.get(op.type) if enabled else None
+        var = op.attrs.get("var")
+        state = getattr(fn, "args", (None,))[0]
+        size = _static_size(var) if spec is not None and spec.flat else None
+        if size is None or size > update_ops.BLOCK or not hasattr(state, "flat_updates"):
+            calls.append([(fn, ins, slot, op)])
+            continue
+        scaled = len(ins) - len(op.inputs)
+        key = (op.type, scaled, tuple(ins[1 + scaled:]), var.dtype,
+               tuple(op.attrs[k] for k in spec.static), id(state))
+        family = families.get(key)
+        if family is None or family[0] + size > update_ops.BLOCK:
+            family = families[key] = [0, []]
+            calls.append(family[1])
+        family[0] += size
+        family[1].append((fn, ins, slot, op))
+    out = []
+    for call in calls:
+        if len(call) == 1:
+            fn, ins, slot, _ = call[0]
+            out.append((fn, ins, (slot,)))
+            continue
+        fns, ins, slots, ops = zip(*call)
+        scaled = len(ins[0]) - len(ops[0].inputs)
+        shared_scale = bool(scaled) and len({i[1] for i in ins}) == 1
+        flat = FlatUpdate(fns[0].args[0], list(ops), list(fns), scaled, shared_scale)
+        out.append((flat, [s for i in ins for s in i], slots))
+    return out
+
+
+def _static_size(var):
+    shape = var.shape if var is not None else None
+    if shape is None or not shape.is_fully_defined():
+        return None
+    return math.prod(shape.as_list())
+
+
 def _batched_step(members):
-    calls = [(fn, len(ins)) for fn, ins, _, _ in members]
+    """One step running ``members`` (update steps that ``batch_updates`` found independent):
+    their small updates of one kind as one flat update, their large ones as one pool of
+    blocks. Returns the members' outputs in order."""
+    calls = _flat_calls(members)
+    plan = [(fn, len(ins), type(fn) is FlatUpdate) for fn, ins, _ in calls]
 
     def run_batch(*values):
         jobs, outs, i = [], [], 0
-        for fn, k in calls:
-            outs.append(fn(*values[i:i + k], jobs=jobs))
+        for fn, k, flat in plan:
+            if flat:
+                outs.extend(fn(*values[i:i + k]))
+            else:
+                outs.append(fn(*values[i:i + k], jobs=jobs))
             i += k
         if jobs:
             run_jobs(jobs)
         return tuple(outs)
 
-    return (run_batch, [s for _, ins, _, _ in members for s in ins],
-            tuple(slot for _, _, slot, _ in members), members[0][3])
+    return (run_batch, [s for _, ins, _ in calls for s in ins],
+            tuple(s for _, _, slots in calls for s in slots), members[0][3])

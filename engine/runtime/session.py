@@ -23,14 +23,16 @@ from .plan import compile_plan
 
 class SessionState:
     """What a session owns: variable values, the generators of random ops, the scratch
-    buffers of update kernels (see ``update_ops.py``) and its resources (``tf.data``
-    iterators, keyed by their iterator object)."""
+    buffers of update kernels and the flat buffers of a group's small variables (see
+    ``update_ops.py``) and its resources (``tf.data`` iterators, keyed by their iterator
+    object)."""
 
     def __init__(self, graph):
         self.graph = graph
         self.variables: dict[Operation, np.ndarray] = {}
         self.rngs: dict[Operation, np.random.Generator] = {}
         self.scratch: dict[tuple, list[list[np.ndarray]]] = {}
+        self.flat_updates: dict[tuple, object] = {}
         self.resources: dict = {}
 
     def storage(self, var_op) -> np.ndarray:

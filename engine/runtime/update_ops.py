@@ -24,6 +24,9 @@ updates of a step into one pool of blocks, ``run_jobs``) are in ``plan_passes.py
 from __future__ import annotations
 
 import functools
+import itertools
+import math
+import operator
 import threading
 from collections.abc import Callable
 from typing import NamedTuple
@@ -142,8 +145,149 @@ def run_jobs(jobs):
         f.result()
 
 
+class FlatStorage:
+    """The variables that a group's update ops write, as views into one flat buffer per role
+    (``var``, ``m``, ``v`` ...): the arrays of ``ops[role][i]`` in the session live at
+    ``offsets[i]`` of ``flats[role]``. ``grad`` is the buffer the members' gradients are
+    concatenated into.
+
+    The session stays the owner of a variable's array: anything may put a new array there
+    (an initializer, a checkpoint restore, ``Saver.restore``, ``Variable.load``, an Assign of
+    another shape). ``arrays()`` notices (the session's arrays are no longer these views),
+    copies the values into the flat buffers, laid out anew if a shape changed, and puts the
+    views back, before every flat update; so an update never writes a detached copy."""
+
+    def __init__(self, ops, dtype):
+        self.ops = ops  # per role, the variables of the members, in order
+        self.dtype = dtype
+        self.shapes: list = []
+        self.views: list = []  # per role, the members' views
+        self.keys = [op for role in ops for op in role]
+        self.flat_views: list = [object()] * len(self.keys)  # the views in ``keys``' order
+        self.flats: list = []
+        self.grad = None
+        self.segments: list = []  # the members' parts of ``grad``
+
+    def arrays(self, variables):
+        """The flat buffers holding the variables' current values (False when they cannot be:
+        an array of another dtype or kind, or a variable not initialized)."""
+        if all(map(operator.is_, map(variables.get, self.keys), self.flat_views)):
+            return self.flats
+        return self._restore(variables)
+
+    def _restore(self, variables):
+        current = [[variables.get(op) for op in role] for role in self.ops]
+        shapes = [a.shape for a in current[0] if type(a) is np.ndarray]
+        if len(shapes) != len(current[0]) or any(
+                type(a) is not np.ndarray or a.dtype != self.dtype or a.shape != shape
+                for role in current for a, shape in zip(role, shapes)):
+            return False
+        if shapes != self.shapes:
+            self._layout(shapes)
+        for role, arrays, views in zip(self.ops, current, self.views):
+            for op, a, view in zip(role, arrays, views):
+                if a is not view:
+                    np.copyto(view, a)
+                    variables[op] = view
+        return self.flats
+
+    def _layout(self, shapes):
+        sizes = [math.prod(shape) for shape in shapes]
+        offsets = [0, *itertools.accumulate(sizes)]
+        total = offsets[-1]
+
+        def views(flat):
+            return [flat[a:b].reshape(shape) for a, b, shape in zip(offsets, offsets[1:], shapes)]
+
+        self.shapes = shapes
+        self.flats = [np.zeros(total, self.dtype) for _ in self.ops]
+        self.views = [views(flat) for flat in self.flats]
+        self.flat_views = [v for role in self.views for v in role]
+        self.grad = np.zeros(total, self.dtype)
+        self.segments = views(self.grad)
+
+
+class FlatUpdate:
+    """The update ops of one kind (the same op type, hyperparameter inputs, gate and static
+    attributes) over several small variables as one call of their kernel over the variables,
+    slots and gradients concatenated, as torch's foreach/fused optimizers and optax's flatten
+    do: Adam over eight variables is one set of twelve numpy calls instead of eight.
+
+    Only kernels declared ``flat`` (each element's result depends on the same element of
+    every array and on the scalars only) run so: each element sees the same operations in the
+    same order as in its own op, so the results are the same bits. The variables' arrays are
+    views into a ``FlatStorage`` of the session (shared by every plan with the same members);
+    when the inputs of a run do not fit (a gradient of another shape or dtype, a scale that
+    is not a scalar of the variables' dtype, gates that differ), the members run one by one.
+
+    Called with the members' plan inputs one after the other (``width`` each: the gradient,
+    or the unscaled gradient and its scale when ``scaled``, the hyperparameters, the gate);
+    returns the members' outputs (their variables' arrays)."""
+
+    def __init__(self, state, ops, forwards, scaled, shared_scale):
+        spec = KERNELS[ops[0].type]
+        self.state, self.ops, self.forwards = state, ops, forwards
+        self.kernel, self.scaled, self.shared_scale = spec.kernel, scaled, shared_scale
+        self.gated = ops[0].attrs["gated"]
+        self.width = len(ops[0].inputs) + scaled
+        self.hyper = slice(1 + scaled, 1 + scaled + len(spec.hyper))
+        self.static = {k: ops[0].attrs[k] for k in spec.static}
+        self.scratch = spec.scratch
+        roles = [[op.attrs[r].op for op in ops] for r in spec.refs]
+        key = tuple(op for role in roles for op in role)
+        self.storage = state.flat_updates.get(key)
+        if self.storage is None:
+            self.storage = state.flat_updates[key] = FlatStorage(roles, ops[0].attrs["var"].dtype.np)
+
+    def __call__(self, *values):
+        first = values[:self.width]
+        if self.gated and not first[-1]:  # the members share the gate
+            return tuple(self.state.storage(op.attrs["var"].op) for op in self.ops)
+        flats = self.storage.arrays(self.state.variables)
+        if not flats or not self._gradient(values):
+            return self._one_by_one(values)
+        args = first[self.hyper]
+        if self.scratch:
+            grad = self.storage.grad
+            bufs = _scratch(self.state, self.ops[0], grad, self.scratch)[0][:-1]
+            if bufs[0].size != grad.size:  # more than a block (BLOCK changed since compiling)
+                bufs = [np.empty_like(grad) for _ in bufs]
+            self.kernel(*flats, grad, *args, scratch=bufs, **self.static)
+        else:
+            self.kernel(*flats, self.storage.grad, *args, **self.static)
+        return tuple(self.storage.views[0])
+
+    def _gradient(self, values):
+        """The members' gradients (times their scales) into ``storage.grad``; False when they
+        do not fit it."""
+        w, storage = self.width, self.storage
+        grads = values[0::w]
+        for g, shape in zip(grads, storage.shapes):
+            if getattr(g, "shape", None) != shape:
+                return False
+        try:
+            np.concatenate(grads, axis=None, out=storage.grad, casting="no")
+        except TypeError:
+            return False
+        if self.scaled:
+            scales = values[1::w]
+            if any(getattr(s, "ndim", 1) or s.dtype != storage.dtype for s in scales):
+                return False
+            if self.shared_scale:
+                np.multiply(storage.grad, scales[0], out=storage.grad)
+            else:
+                for segment, s in zip(storage.segments, scales):
+                    np.multiply(segment, s, out=segment)
+        return True
+
+    def _one_by_one(self, values):
+        w = self.width
+        return tuple(forward(*values[i * w:(i + 1) * w])
+                     for i, forward in enumerate(self.forwards))
+
+
 def register_update(op_type, kernel, refs, hyper=(), int_hyper=(), static=(), scratch=0,
-                    compiled=None):
+                    compiled=None, flat=None):
     """Register an update op whose ``kernel(*ref_arrays, value, *hyper_arrays)`` writes in place.
 
     ``refs`` names the attributes holding the written variables (the first one is the op's
@@ -155,8 +299,13 @@ def register_update(op_type, kernel, refs, hyper=(), int_hyper=(), static=(), sc
     the shape of the block it is given); kernels with scratch may be called block by block.
     ``compiled(flat_refs, flat_value, scale, hyper, static) -> bool`` is a one-pass version of
     the kernel (``compiled.py``) tried first on large contiguous arrays; False when unavailable.
+    ``flat`` says the kernel is elementwise (each element's result depends on the same element
+    of every array and on the scalar hyperparameters only), so that several updates of small
+    variables may run as one call over their arrays concatenated (``FlatUpdate``); by default
+    the kernels with scratch, which run block by block and so are elementwise already.
     """
     refs, hyper, static = tuple(refs), tuple(hyper), tuple(static)
+    flat = bool(scratch) if flat is None else flat
 
     def forward(state, op, value, *args, scale=None, jobs=None):
         attrs = op.attrs
@@ -208,7 +357,7 @@ def register_update(op_type, kernel, refs, hyper=(), int_hyper=(), static=(), sc
         check_hyper_and_gate(op_type, var, hyper, int_hyper, inputs[1:], gated)
         return [(var.dtype, var.shape)]
 
-    KERNELS[op_type] = UpdateKernel(kernel, refs, hyper, int_hyper, static, scratch)
+    KERNELS[op_type] = UpdateKernel(kernel, refs, hyper, int_hyper, static, scratch, flat)
     register(op_type, forward, infer, stateful=True, mutates=True, scaled_forward=scaled_forward)
 
 
@@ -221,6 +370,7 @@ class UpdateKernel(NamedTuple):
     int_hyper: tuple
     static: tuple
     scratch: int
+    flat: bool = False
 
 
 #: op type -> its UpdateKernel
@@ -295,9 +445,9 @@ def _assign_sub_kernel(ref, value):
     np.subtract(ref, value, out=ref, casting="unsafe")
 
 
-register_update("GatedAssign", _assign_kernel, refs=("var",))
-register_update("GatedAssignAdd", _assign_add_kernel, refs=("var",))
-register_update("GatedAssignSub", _assign_sub_kernel, refs=("var",))
+register_update("GatedAssign", _assign_kernel, refs=("var",), flat=True)
+register_update("GatedAssignAdd", _assign_add_kernel, refs=("var",), flat=True)
+register_update("GatedAssignSub", _assign_sub_kernel, refs=("var",), flat=True)
 
 
 def _write(op_type, plain, ref, value, gate, name):

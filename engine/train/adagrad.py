@@ -59,7 +59,7 @@ def _sparse_apply_adagrad_decay(var, accum, decay_power, values, indices, lr, de
     var[indices] -= values * lr * _rsqrt(acc)
 
 
-register_update("ApplyAdagrad", _apply_adagrad, refs=("var", "accum"), hyper=("lr",))
+register_update("ApplyAdagrad", _apply_adagrad, refs=("var", "accum"), hyper=("lr",), flat=True)
 register_update("ApplyAdagradDecay", _apply_adagrad_decay,
                 refs=("var", "accum", "accum_decay_power"),
                 hyper=("lr", "decay_rate", "decay_baseline", "global_step", "decay_step"),

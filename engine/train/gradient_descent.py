@@ -39,7 +39,8 @@ def _sparse_apply_gradient_descent(var, values, indices, lr):
     np.subtract.at(var, indices, values * lr)
 
 
-register_update("ApplyGradientDescent", _apply_gradient_descent, refs=("var",), hyper=("lr",))
+register_update("ApplyGradientDescent", _apply_gradient_descent, refs=("var",), hyper=("lr",),
+                flat=True)
 register_update("ApplyMomentum", _apply_momentum, refs=("var", "accum"),
                 hyper=("lr", "momentum"), static=("use_nesterov",), scratch=2,
                 compiled=compiled.momentum)
