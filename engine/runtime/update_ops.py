@@ -157,9 +157,9 @@ class FlatStorage:
     copies the values into the flat buffers, laid out anew if a shape changed, and puts the
     views back, before every flat update; so an update never writes a detached copy."""
 
-    def __init__(self, ops, dtype):
+    def __init__(self, ops):
         self.ops = ops  # per role, the variables of the members, in order
-        self.dtype = dtype
+        self.dtypes = [role[0].outputs[0].dtype.np for role in ops]
         self.shapes: list = []
         self.views: list = []  # per role, the members' views
         self.keys = [op for role in ops for op in role]
@@ -179,8 +179,8 @@ class FlatStorage:
         current = [[variables.get(op) for op in role] for role in self.ops]
         shapes = [a.shape for a in current[0] if type(a) is np.ndarray]
         if len(shapes) != len(current[0]) or any(
-                type(a) is not np.ndarray or a.dtype != self.dtype or a.shape != shape
-                for role in current for a, shape in zip(role, shapes)):
+                type(a) is not np.ndarray or a.dtype != dtype or a.shape != shape
+                for role, dtype in zip(current, self.dtypes) for a, shape in zip(role, shapes)):
             return False
         if shapes != self.shapes:
             self._layout(shapes)
@@ -200,10 +200,10 @@ class FlatStorage:
             return [flat[a:b].reshape(shape) for a, b, shape in zip(offsets, offsets[1:], shapes)]
 
         self.shapes = shapes
-        self.flats = [np.zeros(total, self.dtype) for _ in self.ops]
+        self.flats = [np.zeros(total, dtype) for dtype in self.dtypes]
         self.views = [views(flat) for flat in self.flats]
         self.flat_views = [v for role in self.views for v in role]
-        self.grad = np.zeros(total, self.dtype)
+        self.grad = np.zeros(total, self.dtypes[0])
         self.segments = views(self.grad)
 
 
@@ -214,8 +214,10 @@ class FlatUpdate:
     do: Adam over eight variables is one set of twelve numpy calls instead of eight.
 
     Only kernels declared ``flat`` (each element's result depends on the same element of
-    every array and on the scalars only) run so: each element sees the same operations in the
-    same order as in its own op, so the results are the same bits. The variables' arrays are
+    every array and on the scalars only; or a flat version given, ``flat(flats, views, grad,
+    *hyper) -> bool``, for a kernel that also reads per-variable state) run so: each element
+    sees the same operations in the same order as in its own op, so the results are the same
+    bits. The variables' arrays are
     views into a ``FlatStorage`` of the session (shared by every plan with the same members);
     when the inputs of a run do not fit (a gradient of another shape or dtype, a scale that
     is not a scalar of the variables' dtype, gates that differ), the members run one by one.
@@ -233,11 +235,12 @@ class FlatUpdate:
         self.hyper = slice(1 + scaled, 1 + scaled + len(spec.hyper))
         self.static = {k: ops[0].attrs[k] for k in spec.static}
         self.scratch = spec.scratch
+        self.flat_kernel = spec.flat if callable(spec.flat) else None
         roles = [[op.attrs[r].op for op in ops] for r in spec.refs]
         key = tuple(op for role in roles for op in role)
         self.storage = state.flat_updates.get(key)
         if self.storage is None:
-            self.storage = state.flat_updates[key] = FlatStorage(roles, ops[0].attrs["var"].dtype.np)
+            self.storage = state.flat_updates[key] = FlatStorage(roles)
 
     def __call__(self, *values):
         first = values[:self.width]
@@ -247,7 +250,10 @@ class FlatUpdate:
         if not flats or not self._gradient(values):
             return self._one_by_one(values)
         args = first[self.hyper]
-        if self.scratch:
+        if self.flat_kernel is not None:
+            if not self.flat_kernel(flats, self.storage.views, self.storage.grad, *args):
+                return self._one_by_one(values)
+        elif self.scratch:
             grad = self.storage.grad
             bufs = _scratch(self.state, self.ops[0], grad, self.scratch)[0][:-1]
             if bufs[0].size != grad.size:  # more than a block (BLOCK changed since compiling)
@@ -271,7 +277,7 @@ class FlatUpdate:
             return False
         if self.scaled:
             scales = values[1::w]
-            if any(getattr(s, "ndim", 1) or s.dtype != storage.dtype for s in scales):
+            if any(getattr(s, "ndim", 1) or s.dtype != storage.dtypes[0] for s in scales):
                 return False
             if self.shared_scale:
                 np.multiply(storage.grad, scales[0], out=storage.grad)
@@ -302,10 +308,13 @@ def register_update(op_type, kernel, refs, hyper=(), int_hyper=(), static=(), sc
     ``flat`` says the kernel is elementwise (each element's result depends on the same element
     of every array and on the scalar hyperparameters only), so that several updates of small
     variables may run as one call over their arrays concatenated (``FlatUpdate``); by default
-    the kernels with scratch, which run block by block and so are elementwise already.
+    the kernels with scratch, which run block by block and so are elementwise already. A
+    kernel that reads per-variable state gives instead its flat version,
+    ``flat(flat_refs, views, flat_value, *hyper) -> bool`` (``views``: per ref, the members'
+    arrays), which returns False, having changed nothing, when the members cannot run as one.
     """
     refs, hyper, static = tuple(refs), tuple(hyper), tuple(static)
-    flat = bool(scratch) if flat is None else flat
+    flat = bool(scratch) if flat is None else flat  # True, False or a flat version
 
     def forward(state, op, value, *args, scale=None, jobs=None):
         attrs = op.attrs
@@ -370,7 +379,7 @@ class UpdateKernel(NamedTuple):
     int_hyper: tuple
     static: tuple
     scratch: int
-    flat: bool = False
+    flat: object = False  # True for an elementwise kernel, or its flat version
 
 
 #: op type -> its UpdateKernel

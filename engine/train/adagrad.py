@@ -24,6 +24,16 @@ def _apply_adagrad(var, accum, grad, lr):
     var -= grad * lr * _rsqrt(accum)
 
 
+def _decay_due(decay_power, global_step, decay_step):
+    """Whether a dense AdagradDecay update decays its accumulator: its decay count (element 0
+    of ``decay_power``) is behind ``global_step // decay_step``."""
+    return global_step // decay_step > decay_power.flat[0]
+
+
+def _decay(accum, decay_rate, baseline):
+    np.maximum(accum * decay_rate, baseline, out=accum)
+
+
 def _apply_adagrad_decay(var, accum, decay_power, grad, lr, decay_rate, baseline, global_step,
                          decay_step):
     """DeepRec training_ali_ops.cc ApplyAdagradDecay (dense gradient).
@@ -33,11 +43,28 @@ def _apply_adagrad_decay(var, accum, decay_power, grad, lr, decay_rate, baseline
     grows by one and ``accum = max(accum * decay_rate, baseline)``. Then the Adagrad step:
     ``accum += grad^2; var -= grad * lr * rsqrt(accum)``.
     """
-    if global_step // decay_step > decay_power.flat[0]:
+    if _decay_due(decay_power, global_step, decay_step):
         decay_power.flat[0] += 1
-        np.maximum(accum * decay_rate, baseline, out=accum)
-    accum += np.square(grad)
-    var -= grad * lr * _rsqrt(accum)
+        _decay(accum, decay_rate, baseline)
+    _apply_adagrad(var, accum, grad, lr)
+
+
+def _flat_apply_adagrad_decay(flats, views, grad, lr, decay_rate, baseline, global_step,
+                              decay_step):
+    """The dense updates of several variables as one (``update_ops.FlatUpdate``): each keeps its
+    decay count in its own ``decay_power``, so they run as one when their counts agree (they
+    move together in a group), each element as in its own update; False otherwise."""
+    var, accum, _ = flats
+    powers = views[2]
+    due = _decay_due(powers[0], global_step, decay_step)
+    if any(p.flat[0] != powers[0].flat[0] for p in powers[1:]):
+        return False
+    if due:
+        for p in powers:
+            p.flat[0] += 1
+        _decay(accum, decay_rate, baseline)
+    _apply_adagrad(var, accum, grad, lr)
+    return True
 
 
 def _sparse_apply_adagrad_decay(var, accum, decay_power, values, indices, lr, decay_rate,
@@ -63,7 +90,7 @@ register_update("ApplyAdagrad", _apply_adagrad, refs=("var", "accum"), hyper=("l
 register_update("ApplyAdagradDecay", _apply_adagrad_decay,
                 refs=("var", "accum", "accum_decay_power"),
                 hyper=("lr", "decay_rate", "decay_baseline", "global_step", "decay_step"),
-                int_hyper=("global_step", "decay_step"))
+                int_hyper=("global_step", "decay_step"), flat=_flat_apply_adagrad_decay)
 register_sparse_rows("SparseApplyAdagrad", "ApplyAdagrad", compiled=sparse_compiled.adagrad)
 register_sparse_update("SparseApplyAdagradDecay",
                        with_compiled(_sparse_apply_adagrad_decay, sparse_compiled.adagrad_decay),

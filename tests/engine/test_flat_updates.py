@@ -20,6 +20,9 @@ OPTIMIZERS = {
     "rmsprop": lambda: tf.train.RMSPropOptimizer(0.01, momentum=0.5, centered=True),
     "sgd": lambda: tf.train.GradientDescentOptimizer(0.1),
     "adagrad": lambda: tf.train.AdagradOptimizer(0.1),
+    "adagrad_decay": lambda: tf.train.AdagradDecayOptimizer(  # decays at steps 2 and 4
+        0.1, tf.train.get_or_create_global_step(), accumulator_decay_step=2,
+        accumulator_decay_rate=0.5),
 }
 
 #: the gradient-processing the group's gradients go through before the update
@@ -40,8 +43,11 @@ def _model(optimizer, clip, gated=False):
         loss = tf.reduce_mean(tf.square(tf.tanh(x @ vs[0] + vs[1]) @ vs[2] + vs[3] * vs[4]))
         grads = tf.gradients(loss, vs)
         gate = tf.placeholder_with_default(True, []) if gated else None
-        train = OPTIMIZERS[optimizer]().apply_gradients(
-            list(zip(CLIPS[clip](grads), vs)), **({"gate": gate} if gated else {}))
+        kwargs = {"gate": gate} if gated else {}
+        if optimizer == "adagrad_decay":
+            kwargs["global_step"] = tf.train.get_or_create_global_step()
+        train = OPTIMIZERS[optimizer]().apply_gradients(list(zip(CLIPS[clip](grads), vs)),
+                                                        **kwargs)
     return g, x, vs, loss, train, gate
 
 
@@ -56,8 +62,12 @@ def _train(monkeypatch, flat, optimizer, clip, steps=4, gated=False, feeds=None)
             if gated:
                 feed[gate] = (feeds or [True] * steps)[i]
             sess.run([loss, train], feed)
-        slots = tf.global_variables()
-        return sess.run(slots), _flat_steps(sess, train)
+        flat_steps = _flat_steps(sess, train)
+        for f in flat_steps:  # the flat path ran: the variables live in its buffers
+            for op in f.ops:
+                var = sess._state.variables[op.attrs["var"].op]
+                assert np.shares_memory(var, f.storage.flats[0]), op.name
+        return sess.run(tf.global_variables()), flat_steps
 
 
 def _flat_steps(sess, train):
@@ -181,8 +191,8 @@ def test_flat_storage_copies_new_arrays_in_and_puts_its_views_back():
     from engine.framework.graph import Graph
 
     g = Graph()
-    ops = [[g._add_op("VariableV2", f"w{i}", [], {}, []) for i in range(2)]]
-    storage = FlatStorage(ops, np.dtype(np.float32))
+    ops = [[g._add_op("VariableV2", f"w{i}", [], {}, [(tf.float32, None)]) for i in range(2)]]
+    storage = FlatStorage(ops)
     variables = {ops[0][0]: np.ones((2, 2), np.float32), ops[0][1]: np.full(3, 2, np.float32)}
     (flat,) = storage.arrays(variables)
     np.testing.assert_array_equal(flat, [1, 1, 1, 1, 2, 2, 2])
