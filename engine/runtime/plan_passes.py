@@ -83,9 +83,11 @@ def batch_updates(steps, fresh, constant):
     read: set = set()
     produced: set = set()
 
+    flats: list = []
+
     def flush():
         if run:
-            out.append(_batched_step(run) if len(run) > 1 else run[0])
+            out.append(_batched_step(run, flats) if len(run) > 1 else run[0])
         run.clear()
         written.clear()
         read.clear()
@@ -118,6 +120,8 @@ def batch_updates(steps, fresh, constant):
         read |= reads
         produced.add(slot)
     flush()
+    if flats:  # before any step reads a variable, the flat buffers hold them (FlatUpdate)
+        out.insert(0, (functools.partial(_put_views, flats), [], None, flats[0].ops[0]))
     return out
 
 
@@ -178,11 +182,21 @@ def _static_size(var):
     return math.prod(shape.as_list())
 
 
-def _batched_step(members):
+def _put_views(flats):
+    """A plan's first step when it has flat updates: their variables' arrays become views of
+    the flat buffers again if something put new arrays in the session since (an initializer, a
+    restore), so that every read of the run sees the arrays its updates write (as a variable
+    read before its update sees the update, its array being updated in place)."""
+    for flat in flats:
+        flat.storage.arrays(flat.state.variables)
+
+
+def _batched_step(members, flats):
     """One step running ``members`` (update steps that ``batch_updates`` found independent):
-    their small updates of one kind as one flat update, their large ones as one pool of
-    blocks. Returns the members' outputs in order."""
+    their small updates of one kind as one flat update (added to ``flats``), their large ones
+    as one pool of blocks. Returns the members' outputs in order."""
     calls = _flat_calls(members)
+    flats += [fn for fn, _, _ in calls if type(fn) is FlatUpdate]
     plan = [(fn, len(ins), type(fn) is FlatUpdate) for fn, ins, _ in calls]
 
     def run_batch(*values):

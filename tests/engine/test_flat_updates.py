@@ -207,3 +207,26 @@ def test_flat_storage_copies_new_arrays_in_and_puts_its_views_back():
     assert variables[ops[0][0]].shape == (4,)
     variables[ops[0][0]] = np.zeros(4, np.float64)  # another dtype: not flat
     assert storage.arrays(variables) is False
+
+
+def test_a_variable_fetched_with_its_update_reads_as_one_by_one_after_new_arrays(monkeypatch):
+    """``sess.run([train, w])`` returns w's array after the run; a restore or initializer put a
+    new array in the session, and the run's first step puts the flat view back before w is
+    read, so the fetch is the updated value on every step, as one by one."""
+
+    def run(flat):
+        monkeypatch.setenv("GRADPIPE_FLAT_UPDATES", "1" if flat else "0")
+        with tf.Graph().as_default():
+            a = tf.Variable(np.ones(3, np.float32))
+            b = tf.Variable(np.ones(2, np.float32))
+            train = tf.train.GradientDescentOptimizer(0.5).apply_gradients(
+                [(tf.ones(3), a), (tf.ones(2), b)])
+            with tf.Session() as sess:
+                got = []
+                for _ in range(2):
+                    sess.run(tf.global_variables_initializer())
+                    got += sess.run([train, a, b])[1:] + sess.run([train, a, b])[1:]
+                return got
+
+    for p, q in zip(run(True), run(False)):
+        np.testing.assert_array_equal(p, q)
