@@ -77,7 +77,8 @@ VARIANTS: tuple[dict[str, str], ...] = tuple(
 SAFETY = 10.0
 #: values that rounding moves by more than this fraction of themselves are left out
 CHAOTIC = 0.01
-#: how far an integer count may move at a step whose other values rounding moved: a count of
+#: how far an integer count may move at a step where rounding moved another value by more than
+#: CHAOTIC: a count of
 #: comparisons of rounded values (``clipped``) flips by one on a machine where a compared value
 #: lands on the other side, though no variant here happened to flip it (so a small count is
 #: left out there, as a count that flipped is)
@@ -380,21 +381,22 @@ def measured_golden(fixture: Fixture, recorded: Mapping, runs: list[Mapping],
     the rounding variants: each value's spread is its largest distance from the recorded one;
     SAFETY times the spread becomes its tolerance where wider than the fixture's own, and a value
     moved by more than CHAOTIC of itself (or changed in kind: a count, a non-finite value, a step
-    not logged) is left out. An integer count (not one of the loop's COUNTERS) at a step whose
-    other values rounding moved has a spread of at least COUNT_FLIP, flipped here or not."""
+    not logged) is left out. An integer count (not one of the loop's COUNTERS) at a step where
+    another value is left out so has a spread of at least COUNT_FLIP, flipped here or not: the
+    values it compares are that uncertain there."""
     golden = Golden({}, variants=[_variant_label(env) for env in variants or VARIANTS])
     for step in sorted(recorded, key=int):
         spreads = {name: max((distance(run.get(step, {}).get(name), value) for run in runs),
                              default=0.0) for name, value in recorded[step].items()}
-        rounded = any(spreads[name] > 0 and not _is_count(value)
+        chaotic = any(not _is_count(value) and _chaotic(fixture, value, spreads[name])
                       for name, value in recorded[step].items())
         for name in sorted(recorded[step]):
             value = recorded[step][name]
             spread = spreads[name]
-            if rounded and _decided_by_rounding(name, value):
+            if chaotic and _decided_by_rounding(name, value):
                 spread = max(spread, COUNT_FLIP)
             own = fixture.atol + fixture.rtol * magnitude(value)
-            if spread > CHAOTIC * magnitude(value) and spread > fixture.atol:
+            if _chaotic(fixture, value, spread):
                 golden.left_out.setdefault(step, {})[name] = {
                     "value": value, "spread": spread if math.isfinite(spread) else None}
                 continue
@@ -402,6 +404,11 @@ def measured_golden(fixture: Fixture, recorded: Mapping, runs: list[Mapping],
             if SAFETY * spread > own:
                 golden.tolerances.setdefault(step, {})[name] = float(f"{SAFETY * spread:.3g}")
     return golden
+
+
+def _chaotic(fixture: Fixture, value, spread) -> bool:
+    """Whether rounding alone moved ``value`` by more than CHAOTIC of itself (and atol)."""
+    return spread > CHAOTIC * magnitude(value) and spread > fixture.atol
 
 
 def _is_count(value) -> bool:
