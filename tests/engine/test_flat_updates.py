@@ -173,13 +173,17 @@ def test_an_assign_of_another_shape_lays_the_buffer_out_anew(monkeypatch):
         np.testing.assert_array_equal(got[1], np.zeros(2, np.float32))
 
 
+def _two_variables(optimizer):
+    """Variables of 3 and 2 ones, and an update of both with gradients of ones."""
+    a = tf.Variable(np.ones(3, np.float32))
+    b = tf.Variable(np.ones(2, np.float32))
+    return a, b, optimizer.apply_gradients([(tf.ones(3), a), (tf.ones(2), b)])
+
+
 def test_an_uninitialized_variable_is_still_the_precondition_error(monkeypatch):
     monkeypatch.setenv("GRADPIPE_FLAT_UPDATES", "1")
     with tf.Graph().as_default():
-        a = tf.Variable(np.ones(3, np.float32))
-        b = tf.Variable(np.ones(2, np.float32))
-        train = tf.train.AdamOptimizer(0.5).apply_gradients(
-            [(tf.ones(3), a), (tf.ones(2), b)])
+        a, b, train = _two_variables(tf.train.AdamOptimizer(0.5))
         with tf.Session() as sess:
             sess.run(tf.variables_initializer([a] + [v for v in tf.global_variables()
                                                      if v is not a and v is not b]))
@@ -217,10 +221,7 @@ def test_a_variable_fetched_with_its_update_reads_as_one_by_one_after_new_arrays
     def run(flat):
         monkeypatch.setenv("GRADPIPE_FLAT_UPDATES", "1" if flat else "0")
         with tf.Graph().as_default():
-            a = tf.Variable(np.ones(3, np.float32))
-            b = tf.Variable(np.ones(2, np.float32))
-            train = tf.train.GradientDescentOptimizer(0.5).apply_gradients(
-                [(tf.ones(3), a), (tf.ones(2), b)])
+            a, b, train = _two_variables(tf.train.GradientDescentOptimizer(0.5))
             with tf.Session() as sess:
                 got = []
                 for _ in range(2):
