@@ -240,6 +240,7 @@ from .ops.sparse import (  # noqa: F401
     unique,
     unsorted_segment_sum,
 )
+from .ops.tensor_array_ops import TensorArray  # noqa: F401
 from .ops.variables import (  # noqa: F401
     AUTO_REUSE,
     Variable,

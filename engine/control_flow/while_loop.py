@@ -29,6 +29,7 @@ from ..framework.graph import Tensor, TensorShape, get_default_graph
 from ..framework.indexed_slices import IndexedSlices
 from ..framework.registry import apply, register
 from ..ops.core import convert_to_tensor, placeholder, zeros_like
+from ..ops.tensor_array_ops import TensorArray
 from .traced import Traced
 
 # -- the While op --------------------------------------------------------------------------
@@ -316,28 +317,39 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
         return _eager_loop(cond, body, loop_vars, maximum_iterations)
     single = not isinstance(loop_vars, list | tuple | dict)
     structure = [loop_vars] if single else loop_vars
-    flat = flatten(structure)
+    templates = flatten(structure)  # a TensorArray travels as its flow tensor
+    flat = [_flow(leaf) for leaf in templates]
     invariants = None if shape_invariants is None else \
         flatten([_as_shapes(shape_invariants)] if single else _as_shapes(shape_invariants))
+    if invariants is not None:
+        invariants = [TensorShape(None) if isinstance(t, TensorArray) else s
+                      for t, s in zip(templates, invariants)]
+
+    def rebuild(values):
+        return pack(structure, iter([t._with_flow(v) if isinstance(t, TensorArray) else v
+                                     for t, v in zip(templates, values)]))
 
     def call(fn, args):
-        return fn(*pack(structure, iter(args))) if isinstance(structure, list | tuple) \
-            else fn(pack(structure, iter(args)))
+        return fn(*rebuild(args)) if isinstance(structure, list | tuple) else fn(rebuild(args))
 
     def body_flat(*args):
         result = call(body, args)
         if isinstance(structure, list | tuple) and len(structure) == 1 and \
                 not isinstance(result, list | tuple):
             result = [result]
-        return flatten(result)
+        return [_flow(leaf) for leaf in flatten(result)]
 
     finals, _, _ = build_while(lambda *args: call(cond, args), body_flat, flat, invariants,
                                maximum_iterations, back_prop, name=name or "while")
-    result = pack(structure, iter(finals))
+    result = rebuild(finals)
     if single or (not return_same_structure and isinstance(result, list | tuple)
                   and len(result) == 1):
         return result[0]
     return result
+
+
+def _flow(leaf):
+    return leaf.flow if isinstance(leaf, TensorArray) else leaf
 
 
 def _as_shapes(invariants):

@@ -373,6 +373,57 @@ def test_second_derivative_through_while_loop_raises():
             tf.gradients(g, x)
 
 
+def test_tensor_array_in_a_while_loop_rnn_against_numpy_and_finite_differences():
+    """TF1's hand-written RNN: each step's state written to a TensorArray, stacked after."""
+    rng = np.random.default_rng(5)
+    xv, wv = rng.normal(size=(4, 3)), rng.normal(size=(3, 3)) * 0.5
+
+    def numpy_states(xv):
+        h, out = np.zeros(3), []
+        for t in range(4):
+            h = np.tanh(h @ wv + xv[t])
+            out.append(h)
+        return np.array(out)
+
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.float64, [4, 3])
+        inputs = tf.TensorArray(tf.float64, size=4).unstack(x)
+
+        def body(t, h, states):
+            h = tf.tanh(tf.matmul(h[None], tf.constant(wv))[0] + inputs.read(t))
+            return t + 1, h, states.write(t, h)
+
+        _, _, states = tf.while_loop(lambda t, h, s: t < 4, body,
+                                     (0, tf.zeros([3], tf.float64),
+                                      tf.TensorArray(tf.float64, size=4)))
+        stacked = states.stack()
+        assert isinstance(states, tf.TensorArray) and stacked.shape.as_list() == [None, 3]
+        (g,) = tf.gradients(tf.reduce_sum(stacked ** 2), x)
+        got, gv, third = run([stacked, g, states.read(2)], {x: xv})
+    np.testing.assert_allclose(got, numpy_states(xv), rtol=1e-12)
+    np.testing.assert_allclose(third, numpy_states(xv)[2], rtol=1e-12)
+    numeric = np.zeros_like(xv)
+    for j in np.ndindex(xv.shape):
+        d = np.zeros_like(xv)
+        d[j] = 1e-6
+        numeric[j] = ((numpy_states(xv + d) ** 2).sum() - (numpy_states(xv - d) ** 2).sum()) / 2e-6
+    np.testing.assert_allclose(gv, numeric, rtol=1e-6, atol=1e-9)
+
+
+def test_tensor_array_errors():
+    with tf.Graph().as_default():
+        value = tf.placeholder(tf.float32, [1])
+        ta = tf.TensorArray(tf.float32, size=2)
+        with tf.Session() as sess:
+            with pytest.raises(tf.errors.InvalidArgumentError, match="not resizeable"):
+                sess.run(ta.write(2, value).stack(), {value: [1.0]})
+            n = tf.placeholder(tf.int32, [])
+            with pytest.raises(tf.errors.InvalidArgumentError, match="nothing was written"):
+                sess.run(tf.TensorArray(tf.float32, size=n).stack(), {n: 2})
+            grown = tf.TensorArray(tf.float32, size=0, dynamic_size=True).write(2, value[0])
+            np.testing.assert_array_equal(sess.run(grown.stack(), {value: [5.0]}), [0, 0, 5.0])
+
+
 # -- map_fn, scan, foldl, foldr --------------------------------------------------------------
 
 

@@ -529,6 +529,21 @@ case("While", "foldl-initializer", lambda x, y: tf.foldl(lambda a, r: tf.tanh(a 
      anything(3, 2), anything(2))
 
 
+def _rows(x):
+    return tf.TensorArray(tf.float64, size=3).unstack(x)
+
+
+case("TensorArrayStack", "unstack-stack", lambda x: _rows(x).stack(), anything(3, 2))
+case("TensorArrayWrite", "overwrite-a-row", lambda x, v: _rows(x).write(1, v).stack(),
+     anything(3, 2), anything(2))
+case("TensorArrayRead", "two-rows", lambda x: _rows(x).read(2) * _rows(x).read(0),
+     anything(3, 2))
+case("TensorArrayWriteGrad", "row-1",
+     lambda g: apply("TensorArrayWriteGrad", [g, tf.constant(1)]), anything(3, 2))
+case("TensorArrayReadGrad", "row-1",
+     lambda g: apply("TensorArrayReadGrad", [tf.constant([3, 2], tf.int64), tf.constant(1), g]),
+     anything(2))
+
 # -- ops without gradients -----------------------------------------------------------------
 # Each builds the op from a float64 (2, 3) tensor x; gradients() through it must be None.
 
@@ -597,6 +612,7 @@ NON_DIFFERENTIABLE: dict[str, Callable] = {
     "GatherPoints": lambda x: apply("GatherPoints", [x, tf.constant([[0, 1]]),
                                                      tf.constant([1.0], tf.float64)]),
     "PyFunc": lambda x: tf.py_func(np.sin, [x], tf.float64),
+    "TensorArrayNew": lambda x: tf.TensorArray(tf.float64, 2, element_shape=[3]).stack(),
     "EagerPyFunc": lambda x: tf.py_function(tf.sin, [x], tf.float64),
 }
 
