@@ -283,7 +283,8 @@ def _tanh_bptt(h_all, dh_all, w_h):
 
 def _lstm_bptt(reserve, c0, c_all, dh_all, dc_all, w_h):
     """d(gate pre-activations) for every step [time, batch, 4, hidden] in the internal gate
-    order, given dL/dh_t and dL/dc_t from outside the op and the forward pass's reserve."""
+    order, given dL/dh_t and dL/dc_t from outside the op (``dc_all`` None: zeros, nothing read
+    the cell states) and the forward pass's reserve."""
     time, batch, hidden = c_all.shape
     all_gates, tanh_c = _reserve_parts(reserve, time, batch, hidden)
     dgates = np.empty((time, batch, 4, hidden), c_all.dtype)
@@ -291,8 +292,10 @@ def _lstm_bptt(reserve, c0, c_all, dh_all, dc_all, w_h):
     dh_next, dc_next = np.zeros_like(dh), np.zeros_like(dh)
     w_ht = np.ascontiguousarray(w_h.T)
     k = _compiled(c_all.dtype, batch, hidden)
+    has_dc = dc_all is not None
     if k is not None and rnn_compiled.run("lstm_bptt", k["gemm"], all_gates, tanh_c, c0, c_all,
-                                          dh_all, dc_all, w_ht, dgates, dh_next, dc_next):
+                                          dh_all, dc_all if has_dc else dh_all, has_dc, w_ht,
+                                          dgates, dh_next, dc_next):
         return dgates, (dc_next, dh_next)
 
     j, i, f, o = (all_gates[..., k * hidden:(k + 1) * hidden] for k in range(4))
@@ -310,7 +313,8 @@ def _lstm_bptt(reserve, c0, c_all, dh_all, dc_all, w_h):
     for t in reversed(range(time)):
         np.add(dh_all[t], dh_next, out=dh)
         np.multiply(dh, dh_dc[t], out=dc)
-        dc += dc_all[t]
+        if has_dc:
+            dc += dc_all[t]
         dc += dc_next
         np.multiply(dc[:, None, :], dc_factor[t], out=dgates[t, :, :3])
         np.multiply(dh, do_factor[t], out=dgates[t, :, 3])
@@ -319,16 +323,20 @@ def _lstm_bptt(reserve, c0, c_all, dh_all, dc_all, w_h):
     return dgates, (dc_next, dh_next)
 
 
-def _rnn_grad_forward(x, kernel, bias, *rest, cell, forget_bias, with_state, needed=None):
+def _rnn_grad_forward(x, kernel, bias, *rest, cell, forget_bias, with_state, zero_dc=False,
+                      needed=None):
     """Gradients of x, kernel, bias (and the given initial state) from the upstream gradients
     of Rnn's outputs. Inputs: Rnn's inputs, then its outputs, then the gradients of the
-    outputs a user sees (not of the reserve). ``needed`` (from the plan, see
+    outputs a user sees (not of the reserve; with ``zero_dc`` not of the LSTM's cell states,
+    whose gradient is zeros: see _rnn_grad). ``needed`` (from the plan, see
     ``OpDef.skips_unused``): which outputs are read; x's gradient is not computed when it is not
     (x is usually data)."""
     n_state = _STATES[cell] if with_state else 0
     n_out = _OUTPUTS[cell]
     state = rest[:n_state]
     outputs, out_grads = rest[n_state:n_state + n_out], rest[n_state + n_out:]
+    if zero_dc:
+        out_grads = (out_grads[0], None)
     hidden = _check_runtime(x, kernel, cell)
     time, batch, features = x.shape
     initial = _initial_state(state, x, hidden, cell)
@@ -352,15 +360,22 @@ def _rnn_grad_forward(x, kernel, bias, *rest, cell, forget_bias, with_state, nee
     return (dx, dweights[:-1], dweights[-1], *dstate[:n_state])
 
 
-def _rnn_grad_infer(inputs, cell, forget_bias, with_state):
+def _rnn_grad_infer(inputs, cell, forget_bias, with_state, zero_dc=False):
     n_in = 3 + (_STATES[cell] if with_state else 0)
     return [(t.dtype, t.shape) for t in inputs[:n_in]]
 
 
 def _rnn_grad(op, *out_grads):
-    """One RnnGrad op; the reserve is an internal output and takes no gradient."""
+    """One RnnGrad op; the reserve is an internal output and takes no gradient. When nothing
+    reads the LSTM's cell states, autodiff hands their gradient over as a ZerosLike: RnnGrad
+    then neither reads it nor adds it (the plan leaves the ZerosLike out: a [time, batch,
+    hidden] array of zeros per run)."""
     seen = out_grads[:_STATES[op.get_attr("cell")]]
-    grads = apply("RnnGrad", [*op.inputs, *op.outputs, *seen], name="RnnGrad", **op.attrs)
+    zero_dc = len(seen) == 2 and seen[1].op.type == "ZerosLike"
+    if zero_dc:
+        seen = seen[:1]
+    grads = apply("RnnGrad", [*op.inputs, *op.outputs, *seen], name="RnnGrad", zero_dc=zero_dc,
+                  **op.attrs)
     return list(grads)
 
 

@@ -159,8 +159,8 @@ def _lstm_loop(gemm, tanh, tanh_data, w_h, bias, c0, h0, all_gates, tanh_c, c_al
                 h[b, k] = tc[b, k] * g[b, 3, k]
 
 
-def _lstm_bptt(gemm, all_gates, tanh_c, c0, c_all, dh_all, dc_all, w_ht, dgates, dh_next,
-               dc_next):
+def _lstm_bptt(gemm, all_gates, tanh_c, c0, c_all, dh_all, dc_all, has_dc, w_ht, dgates,
+               dh_next, dc_next):
     # The local derivatives that the numpy loop computes for all steps before its loop are
     # computed here per element when needed, by the same operations in the same order. One
     # loop per gate gradient: a loop writing all four was scalar code (the compiler gives up
@@ -177,7 +177,8 @@ def _lstm_bptt(gemm, all_gates, tanh_c, c0, c_all, dh_all, dc_all, w_ht, dgates,
             for k in range(hidden):
                 dh_k = dh_in[b, k] + dh_next[b, k]
                 dc_k = dh_k * (g[b, 3, k] * (one - tc[b, k] * tc[b, k]))
-                dc_k += dc_in[b, k]
+                if has_dc:
+                    dc_k += dc_in[b, k]
                 dc_k += dc_next[b, k]
                 dh[b, k], dc[b, k] = dh_k, dc_k
                 dc_next[b, k] = dc_k * g[b, 2, k]

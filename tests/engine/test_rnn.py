@@ -240,6 +240,26 @@ def test_gradient_reuses_the_forward_pass(cell, monkeypatch):
     assert len(calls) == 1
 
 
+def test_unread_cell_states_give_rnn_grad_no_zeros_to_read():
+    """Nothing reads the LSTM's cell states: RnnGrad does not take the ZerosLike that autodiff
+    makes for their gradient (the plan leaves it out), and the gradients are those of a loss
+    that reads them with weight zero."""
+    v = random_inputs("lstm", seed=6)
+    kernel, bias = tf.constant(v["kernel"]), tf.constant(v["bias"])
+    h_all, c_all = rnn_states(v["x"], kernel, bias, "lstm", h0=v["h0"], c0=v["c0"])
+    loss = tf.reduce_sum(tf.square(h_all))
+    unread = tf.gradients(loss, [kernel, bias])
+    read = tf.gradients(loss + 0.0 * tf.reduce_sum(c_all), [kernel, bias])
+    ops = [op for op in h_all.graph.get_operations() if op.type == "RnnGrad"]
+    assert [op.get_attr("zero_dc") for op in ops] == [True, False]
+    assert [len(op.inputs) for op in ops] == [9, 10]  # 5 inputs, 3 outputs, dh (, dc)
+    with tf.Session() as sess:
+        got_unread, got_read = sess.run([unread, read])
+        assert "ZerosLike" not in [s[3].type for s in sess.plan(unread).steps]
+    for a, b in zip(got_unread, got_read, strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
 @pytest.mark.parametrize("cell", ["tanh", "lstm"])
 def test_the_gradient_of_x_is_not_computed_when_nothing_reads_it(cell):
     """The plan tells RnnGrad which of its outputs are read (OpDef.skips_unused): with x data,
@@ -471,9 +491,9 @@ def test_dynamic_rnn_refuses_what_it_does_not_implement():
 # -- the compiled loops (numba, the ``fast`` extra) ------------------------------------------
 
 
-def _forward_and_gradient(cell, v, dtype=np.float32):
+def _forward_and_gradient(cell, v, dtype=np.float32, zero_dc=False):
     """Rnn's outputs and RnnGrad's from the op's functions, for upstream gradients of ones
-    on h and of twos on c."""
+    on h and of twos on c (with ``zero_dc`` none on c, as when nothing reads the cell states)."""
     from engine.ops import rnn as rnn_module
 
     state = [v["h0"]] if cell == "tanh" else [v["c0"], v["h0"]]
@@ -482,12 +502,13 @@ def _forward_and_gradient(cell, v, dtype=np.float32):
     outputs = rnn_module._rnn_forward(*args, **attrs)
     outputs = outputs if isinstance(outputs, tuple) else (outputs,)
     upstream = [np.ones_like(outputs[0])] + ([2 * np.ones_like(outputs[1])] if cell == "lstm"
-                                             else [])
-    return [*outputs, *rnn_module._rnn_grad_forward(*args, *outputs, *upstream, **attrs)]
+                                             and not zero_dc else [])
+    return [*outputs, *rnn_module._rnn_grad_forward(*args, *outputs, *upstream, **attrs,
+                                                    zero_dc=zero_dc)]
 
 
-@pytest.mark.parametrize("cell", ["tanh", "lstm"])
-def test_compiled_loops_equal_the_numpy_loops_bit_for_bit(cell, monkeypatch):
+@pytest.mark.parametrize("cell, zero_dc", [("tanh", False), ("lstm", False), ("lstm", True)])
+def test_compiled_loops_equal_the_numpy_loops_bit_for_bit(cell, zero_dc, monkeypatch):
     """Same float32 results from both loops (the op may switch between them at any run), with
     an initial state that is not C-contiguous and sizes that fill no SIMD vector evenly."""
     from engine.ops import rnn as rnn_module
@@ -500,11 +521,11 @@ def test_compiled_loops_equal_the_numpy_loops_bit_for_bit(cell, monkeypatch):
     monkeypatch.setattr(rnn_module, "WARM_RUNS", 10 ** 9)
     ran = []
     monkeypatch.setattr(rnn_compiled, "run", lambda name, *a: ran.append(name))
-    numpy_results = _forward_and_gradient(cell, v)
+    numpy_results = _forward_and_gradient(cell, v, zero_dc=zero_dc)
     assert ran == []  # the numpy loops ran
     monkeypatch.undo()
     monkeypatch.setattr(rnn_module, "WARM_RUNS", -1)
-    compiled_results = _forward_and_gradient(cell, v)
+    compiled_results = _forward_and_gradient(cell, v, zero_dc=zero_dc)
     assert rnn_compiled.kernels() is not None  # no fallback happened on the way
     for a, b in zip(numpy_results, compiled_results, strict=True):
         np.testing.assert_array_equal(a, b)
