@@ -60,8 +60,19 @@ def _lowest(dtype):
 # -- max pooling ---------------------------------------------------------------------------
 
 
+def _tiles_2x2(ksize, strides, pads, *arrays):
+    """Whether 2x2 windows tile the image (stride 2, no padding) of C-contiguous arrays of one
+    dtype: the case of the compiled 2x2 loops."""
+    return ksize == (2, 2) and strides == (2, 2) and pads == ((0, 0), (0, 0)) and all(
+        a.flags.c_contiguous and a.dtype == arrays[0].dtype for a in arrays)
+
+
 def _max_pool_forward(x, ksize, strides, padding):
     oh, ow, pads = _windows(x.shape[1], x.shape[2], ksize, strides, padding)
+    if _tiles_2x2(ksize, strides, pads, x):
+        y = np.empty((x.shape[0], oh, ow, x.shape[3]), x.dtype)
+        if windows_compiled.run("max_pool_2x2", x, y, np.empty(x.shape[2] * x.shape[3], x.dtype)):
+            return y
     xp = pad_image(x, pads, _lowest(x.dtype))
     y = None
     for hs, ws in _taps(ksize, oh, ow, strides):
@@ -106,11 +117,13 @@ def _max_pool_grad_forward(x, y, dy, ksize, strides, padding):
     _, _, pads = _windows(x.shape[1], x.shape[2], ksize, strides, padding)
     (pt, _), (pl, _) = pads
     tiled = strides == ksize and pads == ((0, 0), (0, 0))
+    if _tiles_2x2(ksize, strides, pads, x, y, dy):
+        # every element is written when the windows cover the image
+        covered = x.shape[1] % 2 == 0 and x.shape[2] % 2 == 0
+        dx = (np.empty if covered else np.zeros)(x.shape, dy.dtype)
+        if windows_compiled.run("max_pool_grad_2x2", x, y, dy, dx):
+            return dx
     dx = np.zeros(x.shape, dy.dtype)
-    if tiled and ksize == (2, 2) and x.dtype == dy.dtype and all(
-            a.flags.c_contiguous for a in (x, y, dy)) \
-            and windows_compiled.run("max_pool_grad_2x2", x, y, dy, dx):
-        return dx
     if windows_compiled.run("max_pool_grad", x, y, dy, *ksize, pt, pl, *strides, tiled,
                             np.empty(y.shape, np.int32), dx):
         return dx

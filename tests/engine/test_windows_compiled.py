@@ -163,3 +163,16 @@ def test_relu_and_its_gradient_equal_numpy(dtype, monkeypatch):
     for e, o in zip(expected, got):
         _same_bits_but_nan_signs(e, o)
     _same_bits(expected[0], np.maximum(x, 0))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(2, 8, 6, 6), (2, 7, 5, 3), (64, 24, 24, 6)])
+def test_max_pool_of_tiling_2x2_windows_equals_numpy(shape, dtype, monkeypatch):
+    """Ties between 0.0 and -0.0 and NaNs of both signs: numpy's maximum's choices."""
+    rng = np.random.default_rng(6)
+    x = np.maximum(np.round(rng.standard_normal(shape), 1), 0).astype(dtype)
+    flat = x.reshape(-1)
+    flat[::7], flat[::13], flat[::17] = -0.0, np.nan, -np.nan
+    expected, got = _numpy_then_compiled(
+        monkeypatch, lambda: pooling._max_pool_forward(x, (2, 2), (2, 2), "VALID"))
+    _same_bits(expected, got)
