@@ -18,7 +18,7 @@ RANKS = {
     "ops": 1,
     "autodiff": 2,
     "runtime": 3,
-    "nn": 4, "app": 4, "summary": 4, "metrics": 4, "data": 4, "losses": 4,
+    "nn": 4, "app": 4, "summary": 4, "metrics": 4, "data": 4, "losses": 4, "image": 4,
     "control_flow": 4,
     "layers": 5,
     "train": 6,

@@ -1,7 +1,8 @@
 """The protobuf messages TensorBoard reads, encoded by hand in protobuf's wire format:
-``Event``, ``Summary`` (with ``simple_value``, ``HistogramProto`` and ``Image`` values) and a
-``GraphDef`` of a graph's ops. Field numbers are those of TF's event.proto, summary.proto,
-graph.proto and node_def.proto. Only encoding: the engine writes these, it never reads them.
+``Event``, ``Summary`` (with ``simple_value``, ``HistogramProto``, ``Image``, ``Audio`` and
+string ``TensorProto`` values) and a ``GraphDef`` of a graph's ops. Field numbers are those of
+TF's event.proto, summary.proto, graph.proto and node_def.proto. Only encoding: the engine
+writes these, it never reads them.
 """
 
 from __future__ import annotations
@@ -53,10 +54,13 @@ def _present(*fields) -> bytes:
     return b"".join(encode(field, value) for field, value, encode in fields if value is not None)
 
 
-def summary_value(tag, simple_value=None, histo=None, image=None) -> bytes:
-    """One ``Summary.Value``: tag (1) and one of simple_value (2), image (4), histo (5)."""
+def summary_value(tag, simple_value=None, histo=None, image=None, audio=None, tensor=None,
+                  metadata=None) -> bytes:
+    """One ``Summary.Value``: tag (1), one of simple_value (2), image (4), histo (5), audio (6),
+    tensor (8), and its metadata (9)."""
     return bytes_field(1, tag) + _present((2, simple_value, float_field), (4, image, bytes_field),
-                                          (5, histo, bytes_field))
+                                          (5, histo, bytes_field), (6, audio, bytes_field),
+                                          (8, tensor, bytes_field), (9, metadata, bytes_field))
 
 
 def summary(values) -> bytes:
@@ -74,6 +78,31 @@ def histogram(lo, hi, num, total, sum_squares, bucket_limit, bucket) -> bytes:
 def image(height, width, colorspace, png: bytes) -> bytes:
     return (varint_field(1, height) + varint_field(2, width) + varint_field(3, colorspace)
             + bytes_field(4, png))
+
+
+def audio(sample_rate, num_channels, length_frames, wav: bytes) -> bytes:
+    """A ``Summary.Audio``: sample_rate (1, float), num_channels (2), length_frames (3),
+    encoded_audio_string (4), content_type (5)."""
+    return (float_field(1, sample_rate) + varint_field(2, num_channels)
+            + varint_field(3, length_frames) + bytes_field(4, wav) + bytes_field(5, "audio/wav"))
+
+
+#: TensorProto's DataType code of a string tensor (types.proto's DT_STRING)
+DT_STRING = 7
+
+
+def string_tensor(values, shape) -> bytes:
+    """A ``TensorProto`` of strings: dtype (1), tensor_shape (2: a ``TensorShapeProto`` of
+    dims (2) with size (1)), string_val (8, repeated)."""
+    dims = b"".join(bytes_field(2, varint_field(1, d) if d else b"") for d in shape)
+    return (varint_field(1, DT_STRING) + bytes_field(2, dims)
+            + b"".join(bytes_field(8, v) for v in values))
+
+
+def plugin_metadata(plugin_name) -> bytes:
+    """A ``SummaryMetadata`` naming the TensorBoard plugin that shows the value: plugin_data
+    (1: a ``PluginData`` with plugin_name (1))."""
+    return bytes_field(1, bytes_field(1, plugin_name))
 
 
 def event(wall_time, step=0, file_version=None, graph_def=None, summary_bytes=None,

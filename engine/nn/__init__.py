@@ -38,12 +38,15 @@ from ..ops.normalization import (  # noqa: F401
     batch_normalization,
     fused_batch_norm,
     l2_normalize,
+    local_response_normalization,
+    lrn,
     moments,
 )
 from ..ops.pooling import avg_pool, max_pool  # noqa: F401
 from ..ops.reduce import reduce_mean
 from ..ops.top_k import in_top_k, top_k  # noqa: F401
 from . import rnn_cell  # noqa: F401
+from .convolution import atrous_conv2d, separable_conv2d  # noqa: F401
 from .recurrent import (  # noqa: F401
     bidirectional_dynamic_rnn,
     dynamic_rnn,

@@ -9,6 +9,7 @@ from . import (  # noqa: F401
     data_flow,
     dropout,
     grids,
+    image_ops,
     indexing_nd,
     linalg,
     masking,

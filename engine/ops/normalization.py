@@ -1,5 +1,6 @@
 """Normalization: ``nn.moments``, ``nn.batch_normalization``, ``nn.fused_batch_norm``,
-``nn.l2_normalize``, and the stateful ``batch_norm`` that the layers and the runner build on.
+``nn.l2_normalize``, ``nn.lrn``, and the stateful ``batch_norm`` that the layers and the runner
+build on.
 
 Composed from primitives as TF's Python composes them (``nn_impl.py``), so the gradients, first
 and second order, follow from the primitives' rules:
@@ -18,10 +19,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..framework.errors import ShapeError
-from ..framework.registry import export, normalize_axis
+from ..framework.registry import apply, export, normalize_axis, register
 from .array import shape, squeeze, stack
 from .core import convert_to_tensor, stop_gradient
-from .math import cast, maximum, rsqrt, square, subtract
+from .math import cast, maximum, pow_, rsqrt, square, subtract
 from .reduce import reduce_mean, reduce_prod, reduce_sum
 
 
@@ -95,3 +96,44 @@ def l2_normalize(x, axis=None, epsilon=1e-12, name=None, dim=None):
     axis = dim if axis is None else axis
     square_sum = reduce_sum(square(x), axis, keepdims=True)
     return x * rsqrt(maximum(square_sum, epsilon))
+
+
+# -- local response normalization ----------------------------------------------------------
+
+
+def _channel_window_sum(x, radius):
+    """s[..., d] = sum of x[..., d - radius : d + radius + 1] (clipped at the edges)."""
+    c = x.shape[-1]
+    padded = np.zeros(x.shape[:-1] + (c + 1,), x.dtype)
+    np.cumsum(x, axis=-1, out=padded[..., 1:])
+    hi = np.minimum(np.arange(c) + radius + 1, c)
+    lo = np.maximum(np.arange(c) - radius, 0)
+    return padded[..., hi] - padded[..., lo]
+
+
+# The window is symmetric, so the sum is its own adjoint: its gradient is the same window sum.
+register("ChannelWindowSum", lambda x, radius: _channel_window_sum(x, radius),
+         lambda inputs, radius: [(inputs[0].dtype, inputs[0].shape)],
+         grad=lambda op, g: [apply("ChannelWindowSum", [g], name="ChannelWindowSum",
+                                   radius=op.attrs["radius"])])
+
+
+@export("local_response_normalization", "lrn")
+def local_response_normalization(input, depth_radius=5, bias=1.0, alpha=1.0, beta=0.5,  # noqa: A002
+                                 name=None):
+    """``tf.nn.lrn``: ``input / (bias + alpha * sqr_sum) ** beta`` where ``sqr_sum[..., d]`` sums
+    the squares of the channels ``d - depth_radius .. d + depth_radius`` (TF's LRN over the
+    last axis of a 4-D input); composed of a channel window sum, so gradients of any order
+    follow from the primitives' rules."""
+    x = convert_to_tensor(input)
+    if x.shape.ndims not in (None, 4):
+        raise ShapeError(f"lrn: input must be 4-D, got shape {x.shape} ({x.name})")
+    if not x.dtype.is_floating:
+        raise TypeError(f"lrn: input must be float, got {x.dtype.name} ({x.name})")
+    sqr_sum = apply("ChannelWindowSum", [square(x)], name="ChannelWindowSum",
+                    radius=int(depth_radius))
+    scale = bias + alpha * sqr_sum
+    return x * pow_(scale, -beta)
+
+
+lrn = local_response_normalization

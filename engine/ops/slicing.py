@@ -70,9 +70,40 @@ register("SliceRegionGrad", _slice_grad_forward,
          grad=lambda op, gg: [apply("Slice", [gg], name="Slice", **op.attrs), None])
 
 
+def _slice_at_infer(inputs, size):
+    x, begin = inputs
+    if not begin.dtype.is_integer or begin.shape.ndims not in (None, 1):
+        raise ShapeError(f"slice: begin must be an integer vector, got {begin.dtype.name} of "
+                         f"shape {begin.shape} ({begin.name})")
+    if x.shape.ndims is not None and x.shape.ndims != len(size):
+        raise ShapeError(f"slice of a rank-{x.shape.ndims} tensor needs {x.shape.ndims} sizes, "
+                         f"got {len(size)}")
+    return [(x.dtype, TensorShape(None if s == -1 else s for s in size))]
+
+
+def _slice_at_grad_forward(g, x, begin, size):
+    return _slice_grad_forward(g, x, begin.tolist(), size)
+
+
+# tf.slice with a begin known only when the graph runs (random_crop's offsets): the same
+# slice, its begin an input
+register("SliceAt", lambda x, begin, size: x[_slices(x.shape, begin.tolist(), size)],
+         _slice_at_infer,
+         grad=lambda op, g: [apply("SliceAtGrad", [g, *op.inputs], name="Slice_grad",
+                                   **op.attrs), None], aliases_input=True)
+register("SliceAtGrad", _slice_at_grad_forward,
+         lambda inputs, size: [(inputs[0].dtype, inputs[1].shape)],
+         grad=lambda op, gg: [apply("SliceAt", [gg, op.inputs[2]], name="Slice", **op.attrs),
+                              None, None])
+
+
 @export("slice")
 def slice_(input_, begin, size, name="Slice"):
-    """``input_[begin[i] : begin[i] + size[i]]`` on every axis; a size of -1 takes the rest."""
+    """``input_[begin[i] : begin[i] + size[i]]`` on every axis; a size of -1 takes the rest.
+    ``begin`` may be a tensor computed in the graph; ``size`` is known when it is built."""
+    if isinstance(begin, Tensor) and begin.op.type != "Const":
+        size = tuple(int(s) for s in _static_ints(size, "size"))
+        return apply("SliceAt", [convert_to_tensor(input_), begin], name=name, size=size)
     begin, size = _static_ints(begin, "begin"), _static_ints(size, "size")
     if begin.shape != size.shape or begin.ndim != 1:
         raise ValueError(f"begin and size must be vectors of one length, got {begin.tolist()} "

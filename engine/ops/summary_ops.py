@@ -1,5 +1,6 @@
 """Summary ops: each turns a tensor into a serialized ``Summary`` protobuf (a ``tf.string``
-scalar), as TF's ScalarSummary, HistogramSummary, ImageSummary and MergeSummary kernels do.
+scalar), as TF's ScalarSummary, HistogramSummary, ImageSummary, AudioSummaryV2, text
+(TensorSummaryV2) and MergeSummary kernels do.
 ``tf.summary`` (engine/summary/) builds them; a FileWriter writes what they return.
 """
 
@@ -144,6 +145,75 @@ def _image_forward(images, tag, max_outputs):
 
 
 register("ImageSummary", _image_forward, _summary_infer)
+
+
+# -- text ----------------------------------------------------------------------------------
+
+
+def _text_forward(values, tag):
+    flat = [v if isinstance(v, bytes) else str(v).encode() for v in np.ravel(values)]
+    tensor = protos.string_tensor(flat, np.shape(values))
+    return _string_scalar(protos.summary([protos.summary_value(
+        tag, tensor=tensor, metadata=protos.plugin_metadata("text"))]))
+
+
+def _text_infer(inputs, tag):
+    if inputs[0].dtype != _dtypes.string:
+        raise TypeError(f"tf.summary.text {tag!r}: the value must be a string tensor, got "
+                        f"{inputs[0].dtype.name} ({inputs[0].name})")
+    return _summary_infer(inputs)
+
+
+# TF's TensorSummaryV2 with the text plugin's metadata: a string tensor TensorBoard shows as text
+register("TextSummary", _text_forward, _text_infer)
+
+
+# -- audio ---------------------------------------------------------------------------------
+
+
+def encode_wav(samples: np.ndarray, sample_rate: int) -> bytes:
+    """A 16-bit PCM WAV of float ``samples`` [frames, channels] in [-1, 1] (TF's
+    EncodeAudioAsS16LEWav: each sample ``roundf(x * 32768)`` clamped to int16)."""
+    frames, channels = samples.shape
+    pcm = np.clip(np.round(samples.astype(np.float32) * np.float32(32768.0)), -32768, 32767)
+    data = pcm.astype("<i2").tobytes()
+    fmt = struct.pack("<HHIIHH", 1, channels, sample_rate, sample_rate * channels * 2,
+                      channels * 2, 16)
+    return (b"RIFF" + struct.pack("<I", 36 + len(data)) + b"WAVE" + b"fmt "
+            + struct.pack("<I", len(fmt)) + fmt + b"data" + struct.pack("<I", len(data)) + data)
+
+
+def _audio_forward(audio, sample_rate, tag, max_outputs):
+    if audio.ndim == 2:
+        audio = audio[:, :, None]
+    if audio.ndim != 3:
+        raise InvalidArgumentError(f"Tensor must be 3-D or 2-D, got {list(audio.shape)} "
+                                   f"(tag '{tag}')")
+    rate = float(np.ravel(sample_rate)[0])
+    if rate <= 0:
+        raise InvalidArgumentError(f"sample_rate must be > 0, got {rate} (tag '{tag}')")
+    count = min(max_outputs, audio.shape[0])
+    values = []
+    for i in range(count):
+        name = f"{tag}/audio" if count == 1 else f"{tag}/audio/{i}"
+        wav = encode_wav(audio[i], int(rate))
+        values.append(protos.summary_value(name, audio=protos.audio(
+            rate, audio.shape[2], audio.shape[1], wav)))
+    return _string_scalar(protos.summary(values))
+
+
+def _audio_infer(inputs, tag, max_outputs):
+    audio, rate = inputs
+    if not audio.dtype.is_floating:
+        raise TypeError(f"tf.summary.audio {tag!r}: the audio must be float, got "
+                        f"{audio.dtype.name} ({audio.name})")
+    if audio.shape.ndims not in (None, 2, 3):
+        raise ShapeError(f"tf.summary.audio {tag!r}: the audio must be [batch, frames] or "
+                         f"[batch, frames, channels], got {audio.shape}")
+    return _summary_infer(inputs)
+
+
+register("AudioSummaryV2", _audio_forward, _audio_infer)
 
 
 # -- merge ---------------------------------------------------------------------------------

@@ -1,17 +1,18 @@
 """``tf.summary``: summary ops and the FileWriter that writes them for TensorBoard.
 
-``scalar``, ``histogram`` and ``image`` add an op returning a serialized ``Summary`` (a string
-tensor) to the SUMMARIES collection; its tag is the op's name, scopes included, as TF1 names it
-(``train/loss``; a second ``loss`` is ``loss_1``). ``merge_all()`` merges every collected
-summary; ``FileWriter(logdir, sess.graph)`` writes them with ``add_summary(value, step)``. The
-event files are TensorBoard's own format, written by the engine (no TensorFlow or TensorBoard
-needed to write them).
+``scalar``, ``histogram``, ``image``, ``audio`` and ``text`` add an op returning a serialized
+``Summary`` (a string tensor) to the SUMMARIES collection; its tag is the op's name, scopes
+included, as TF1 names it (``train/loss``; a second ``loss`` is ``loss_1``). ``merge_all()``
+merges every collected summary; ``FileWriter(logdir, sess.graph)`` writes them with
+``add_summary(value, step)``. The event files are TensorBoard's own format, written by the
+engine (no TensorFlow or TensorBoard needed to write them).
 """
 
 from __future__ import annotations
 
 import re
 
+from ..framework import dtypes as _dtypes
 from ..framework import protos
 from ..framework.graph import GraphKeys, get_default_graph
 from ..framework.registry import apply
@@ -20,8 +21,8 @@ from ..ops.summary_ops import scalar_summary
 from .writer import FileWriter, SessionLog
 from .writer_cache import FileWriterCache
 
-__all__ = ["FileWriter", "FileWriterCache", "HistogramProto", "SessionLog", "Summary",
-           "histogram", "image", "merge", "merge_all", "scalar"]
+__all__ = ["FileWriter", "FileWriterCache", "HistogramProto", "SessionLog", "Summary", "audio",
+           "histogram", "image", "merge", "merge_all", "scalar", "text"]
 
 
 def _tag(name):
@@ -56,6 +57,23 @@ def image(name, tensor, max_outputs=3, collections=None, family=None):
     tag, clean = _tag(name)
     return _collect(apply("ImageSummary", [convert_to_tensor(tensor)], name=clean, tag=tag,
                           max_outputs=int(max_outputs)), collections)
+
+
+def text(name, tensor, collections=None):
+    """A summary of a string tensor, shown by TensorBoard's text plugin (markdown)."""
+    tag, clean = _tag(name)
+    return _collect(apply("TextSummary", [convert_to_tensor(tensor)], name=clean, tag=tag),
+                    collections)
+
+
+def audio(name, tensor, sample_rate, max_outputs=3, collections=None, family=None):
+    """16-bit WAV clips of the first ``max_outputs`` entries of ``tensor`` ([batch, frames] or
+    [batch, frames, channels], floats in [-1, 1]) at ``sample_rate`` Hz; tags
+    ``name/audio/i`` (``name/audio`` for one)."""
+    tag, clean = _tag(name)
+    rate = convert_to_tensor(sample_rate, dtype=_dtypes.float32)
+    return _collect(apply("AudioSummaryV2", [convert_to_tensor(tensor), rate], name=clean,
+                          tag=tag, max_outputs=int(max_outputs)), collections)
 
 
 def merge(inputs, collections=None, name=None):

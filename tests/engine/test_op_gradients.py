@@ -289,6 +289,20 @@ case("Einsum", "summed-alone", lambda a, b: tf.einsum("ij,k->ik", a, b), anythin
 case("Einsum", "transpose-sum", lambda a: tf.einsum("ijk->kj", a), anything(2, 3, 2))
 case("Einsum", "three", lambda a, b, c: tf.einsum("ij,jk,k", a, b, c), anything(2, 3),
      anything(3, 2), anything(2))
+case("ChannelWindowSum", "radius1",
+     lambda x: apply("ChannelWindowSum", [x], radius=1), anything(1, 2, 1, 4))
+case("ChannelWindowSum", "wide", lambda x: tf.nn.lrn(x, 5, 1.0, 0.3, 0.75), anything(2, 1, 2, 3))
+case("SliceAt", "tensor-begin",
+     lambda x: tf.slice(x, tf.constant([1, 0]) + tf.size(x) * 0, [1, -1]), anything(3, 2))
+case("Resize", "bilinear-up", lambda x: tf.image.resize_bilinear(x, [5, 3]), anything(2, 3, 2, 2))
+case("Resize", "bilinear-down-corners",
+     lambda x: tf.image.resize_bilinear(x, [2, 2], align_corners=True), anything(1, 3, 4, 1))
+case("Resize", "nearest", lambda x: tf.image.resize_nearest_neighbor(x, [4, 3]),
+     anything(1, 3, 2, 2))
+case("ResizeGrad", "bilinear",
+     lambda g: apply("ResizeGrad", [g, tf.zeros([1, 3, 2, 1], tf.float64)], size=(5, 3),
+                     method="bilinear", align_corners=False, dtype=tf.float64),
+     anything(1, 5, 3, 1))
 case("GatherV2", "repeated-rows", lambda x: tf.gather(x, [0, 2, 0]), anything(3, 2))
 case("GatherV2", "vector", lambda x: tf.gather(x, [[1, 1], [0, 2]]), anything(3))
 case("GatherV2", "matrix-ids", lambda x: tf.gather(x, [[1, 1], [0, 2]]), anything(3, 2))
@@ -386,6 +400,9 @@ case("ConcatGradPart", "middle",
 case("SliceGrad", "[:,1:]",
      lambda g: apply("SliceGrad", [g, tf.constant(_like23)], index=(slice(None), slice(1, None))),
      anything(2, 2))
+case("SliceAtGrad", "matrix", lambda g: apply("SliceAtGrad", [g, tf.constant(_like23),
+                                                               tf.constant([1, 1])], size=(1, 2)),
+     anything(1, 2))
 case("TileGrad", "matrix",
      lambda g: apply("TileGrad", [g, tf.constant(_like23)], multiples=(2, 1)), anything(4, 3))
 
@@ -592,6 +609,8 @@ NON_DIFFERENTIABLE: dict[str, Callable] = {
     "ScalarSummary": lambda x: tf.size(tf.summary.scalar("s", tf.reduce_sum(x))),
     "HistogramSummary": lambda x: tf.size(tf.summary.histogram("h", x)),
     "ImageSummary": lambda x: tf.size(tf.summary.image("i", tf.reshape(x, [1, 1, -1, 1]))),
+    "TextSummary": lambda x: tf.size(tf.summary.text("t", tf.constant(["x"]))),
+    "AudioSummaryV2": lambda x: tf.size(tf.summary.audio("a", x, 100)),
     "MergeSummary": lambda x: tf.size(tf.summary.merge([tf.summary.scalar("m", tf.reduce_sum(x))])),
     "Where": lambda x: tf.where(x > 0),
     "Unique": lambda x: tf.unique(tf.reshape(x, [-1]))[0],
@@ -815,6 +834,8 @@ SECOND_ORDER = [
     ("Tile", lambda x: tf.tile(x * x, [2, 1]) ** 2, anything(1, 3)),
     ("GatherNd", lambda x: tf.gather_nd(x * x, [[1, 0], [1, 0]]) ** 2, anything(2, 2)),
     ("ScatterNd", lambda u: tf.scatter_nd([[1], [1]], u * u, [3]) ** 2, anything(2)),
+    ("ChannelWindowSum", lambda x: tf.nn.lrn(x, 1, 2.0, 0.5, 0.75) ** 2, anything(1, 1, 2, 3)),
+    ("Resize", lambda x: tf.image.resize_bilinear(x * x, [3, 3]) ** 2, anything(1, 2, 2, 1)),
     ("Cumsum", lambda x: tf.cumsum(x * x, exclusive=True) ** 2, anything(3)),
     ("Cumprod", lambda x: tf.cumprod(x, reverse=True) ** 2, away_from_zero(3)),
     ("Einsum", lambda a, b: tf.einsum("ij,j->i", a * a, b) ** 2, anything(2, 3), anything(3)),

@@ -1,0 +1,29 @@
+"""``tf.image``: resizing, flips, crops, standardization, dtype conversion and the random
+augmentations (seeded by the graph seed, as every random op here), for ``[height, width,
+channels]`` images or ``[batch, height, width, channels]`` batches, as TF 1.x's image_ops."""
+
+from .adjustments import (  # noqa: F401
+    adjust_brightness,
+    adjust_contrast,
+    central_crop,
+    convert_image_dtype,
+    crop_to_bounding_box,
+    flip_left_right,
+    flip_up_down,
+    pad_to_bounding_box,
+    per_image_standardization,
+    random_brightness,
+    random_contrast,
+    random_crop,
+    random_flip_left_right,
+    random_flip_up_down,
+    resize_image_with_crop_or_pad,
+    rgb_to_grayscale,
+)
+from .resizing import (  # noqa: F401
+    ResizeMethod,
+    resize,
+    resize_bilinear,
+    resize_images,
+    resize_nearest_neighbor,
+)

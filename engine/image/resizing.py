@@ -1,0 +1,71 @@
+"""``tf.image.resize_images`` and the resize ops by name (TF 1.x's sampling: see
+``engine/ops/image_ops.py``)."""
+
+from __future__ import annotations
+
+from ..ops.array import expand_dims, squeeze
+from ..ops.core import convert_to_tensor
+from ..ops.image_ops import resize as _resize
+
+
+class ResizeMethod:
+    """TF 1.x's method codes; bicubic and area resizing are not implemented here."""
+
+    BILINEAR = 0
+    NEAREST_NEIGHBOR = 1
+    BICUBIC = 2
+    AREA = 3
+
+
+_BY_CODE = {ResizeMethod.BILINEAR: "bilinear", ResizeMethod.NEAREST_NEIGHBOR: "nearest",
+            "bilinear": "bilinear", "nearest": "nearest"}
+
+
+def _static_size(size, what):
+    if hasattr(size, "op"):
+        if size.op.type != "Const":
+            raise TypeError(f"{what}: size must be known when the graph is built (two ints), "
+                            f"got {size.name}")
+        size = size.op.attrs["value"]
+    return [int(s) for s in size]
+
+
+def resize_images(images, size, method=ResizeMethod.BILINEAR, align_corners=False,
+                  preserve_aspect_ratio=False, name=None):
+    """``images`` ([batch, h, w, c] or [h, w, c]) resized to ``size`` = [height, width];
+    an image already of that size comes back unchanged, as in TF."""
+    if preserve_aspect_ratio:
+        raise NotImplementedError("resize_images: preserve_aspect_ratio is not supported")
+    if method not in _BY_CODE:
+        raise NotImplementedError(f"resize_images: method {method!r} is not supported "
+                                  f"(bilinear and nearest neighbour are)")
+    images = convert_to_tensor(images)
+    rank = images.shape.ndims
+    if rank not in (3, 4):
+        raise ValueError(f"resize_images: images must be 3-D or 4-D, got shape {images.shape}")
+    size = _static_size(size, "resize_images")
+    if list(images.shape.dims[-3:-1]) == size:
+        return images
+    batch = images if rank == 4 else expand_dims(images, 0)
+    out = _resize(batch, size, _BY_CODE[method], align_corners, name=name or "resize_images")
+    return out if rank == 4 else squeeze(out, [0])
+
+
+def resize_bilinear(images, size, align_corners=False, name=None, half_pixel_centers=False):
+    """TF's ResizeBilinear op: [batch, h, w, c] -> [batch, *size, c], float32."""
+    if half_pixel_centers:
+        raise NotImplementedError("resize_bilinear: half_pixel_centers is not supported")
+    return _resize(convert_to_tensor(images), _static_size(size, "resize_bilinear"), "bilinear",
+                   align_corners, name=name or "ResizeBilinear")
+
+
+def resize_nearest_neighbor(images, size, align_corners=False, name=None,
+                            half_pixel_centers=False):
+    """TF's ResizeNearestNeighbor op: [batch, h, w, c] -> [batch, *size, c], same dtype."""
+    if half_pixel_centers:
+        raise NotImplementedError("resize_nearest_neighbor: half_pixel_centers is not supported")
+    return _resize(convert_to_tensor(images), _static_size(size, "resize_nearest_neighbor"),
+                   "nearest", align_corners, name=name or "ResizeNearestNeighbor")
+
+
+resize = resize_images

@@ -1,0 +1,97 @@
+"""The resize ops of ``tf.image``: bilinear and nearest-neighbour resizing of ``[batch, height,
+width, channels]`` images with TF 1.x's sampling (``align_corners=False`` and no half-pixel
+centres by default: output pixel y reads input position ``y * in / out``; with
+``align_corners=True``, ``y * (in - 1) / (out - 1)``).
+
+Both resizes are linear in the image: output = Wy . image . Wx^T per channel, Wy and Wx the
+interpolation matrices of the two axes (bilinear: two taps weighted ``1 - lerp, lerp``, the
+lower index ``floor(pos)`` and the upper ``min(floor(pos) + 1, in - 1)``, TF's
+``compute_interpolation_weights``; nearest: one tap at ``min(floor(pos), in - 1)``, or
+``roundf(pos)``, halves away from zero, with align_corners). So the gradient is the
+transposed matrices applied to the output gradient (``ResizeGrad``), and its gradient the
+resize again.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..framework import dtypes as _dtypes
+from ..framework.errors import ShapeError
+from ..framework.graph import TensorShape
+from ..framework.registry import apply, register
+
+METHODS = ("bilinear", "nearest")
+
+
+def _scale(n_in, n_out, align_corners):
+    if align_corners and n_out > 1:
+        return (n_in - 1) / (n_out - 1)
+    return n_in / n_out
+
+
+def interpolation_matrix(n_in, n_out, method, align_corners):
+    """[n_out, n_in]: the weights of the input rows each output row reads."""
+    pos = np.arange(n_out) * _scale(n_in, n_out, align_corners)
+    w = np.zeros((n_out, n_in))
+    rows = np.arange(n_out)
+    if method == "nearest":
+        src = np.floor(pos + 0.5) if align_corners else np.floor(pos)  # roundf: half up
+        w[rows, np.minimum(src.astype(np.int64), n_in - 1)] = 1.0
+        return w
+    lo = np.floor(pos).astype(np.int64)
+    hi = np.minimum(lo + 1, n_in - 1)
+    lerp = pos - lo
+    np.add.at(w, (rows, lo), 1.0 - lerp)
+    np.add.at(w, (rows, hi), lerp)
+    return w
+
+
+def _matrices(in_hw, out_hw, method, align_corners, dtype):
+    return [interpolation_matrix(i, o, method, align_corners).astype(dtype, copy=False)
+            for i, o in zip(in_hw, out_hw)]
+
+
+def _resize_forward(x, size, method, align_corners, dtype):
+    wy, wx = _matrices(x.shape[1:3], size, method, align_corners, dtype.np)
+    return np.einsum("ia,nabc,jb->nijc", wy, x.astype(dtype.np, copy=False), wx,
+                     optimize=True).astype(dtype.np, copy=False)
+
+
+def _resize_grad_forward(g, x, size, method, align_corners, dtype):
+    wy, wx = _matrices(x.shape[1:3], size, method, align_corners, g.dtype)
+    return np.einsum("ia,nijc,jb->nabc", wy, g, wx, optimize=True).astype(x.dtype, copy=False)
+
+
+def _resize_infer(inputs, size, method, align_corners, dtype):
+    x = inputs[0]
+    if x.shape.ndims not in (None, 4):
+        raise ShapeError(f"resize: images must be [batch, height, width, channels], got "
+                         f"{x.shape} ({x.name})")
+    dims = x.shape.dims or [None] * 4
+    return [(dtype, TensorShape([dims[0], *size, dims[3]]))]
+
+
+register("Resize", _resize_forward, _resize_infer,
+         grad=lambda op, g: [apply("ResizeGrad", [g, op.inputs[0]], name="ResizeGrad",
+                                   **op.attrs)])
+register("ResizeGrad", _resize_grad_forward,
+         lambda inputs, **_: [(inputs[1].dtype, inputs[1].shape)],
+         grad=lambda op, gg: [apply("Resize", [gg], name="Resize", **op.attrs), None])
+
+
+def resize(images, size, method, align_corners=False, name="Resize"):
+    """``images`` ([batch, h, w, c]) resized to ``size`` = (height, width) by ``method``;
+    bilinear gives float32 (float64 stays float64), nearest keeps the dtype (as TF's kernels)."""
+    if method not in METHODS:
+        raise ValueError(f"resize: method must be one of {METHODS}, got {method!r}")
+    size = tuple(int(s) for s in size)
+    if len(size) != 2 or min(size) < 1:
+        raise ValueError(f"resize: size must be two positive ints (height, width), got {size}")
+    dtype = images.dtype
+    if method == "bilinear" and dtype != _dtypes.float64:
+        dtype = _dtypes.float32
+    if method == "bilinear" and not (images.dtype.is_floating or images.dtype.is_integer):
+        raise TypeError(f"resize: images must be numbers, got {images.dtype.name}")
+    return apply("Resize", [images], name=name, size=size, method=method,
+                 align_corners=bool(align_corners), dtype=dtype)

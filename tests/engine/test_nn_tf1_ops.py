@@ -1,0 +1,76 @@
+"""tf.nn.lrn, separable_conv2d and atrous_conv2d against loops written from TF's definitions
+(nn_ops' docs and lrn_op_test's reference)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import engine as tf
+
+
+def run(t):
+    with tf.Session() as sess:
+        return sess.run(t)
+
+
+def _lrn_reference(x, r, bias, alpha, beta):
+    """TF's documented formula, one output at a time (lrn_op_test's loop)."""
+    out = np.empty_like(x)
+    for idx in np.ndindex(x.shape):
+        d = idx[-1]
+        window = x[idx[:-1]][max(0, d - r):d + r + 1]
+        out[idx] = x[idx] / (bias + alpha * np.sum(window ** 2)) ** beta
+    return out
+
+
+@pytest.mark.parametrize(("r", "bias", "alpha", "beta"),
+                         [(5, 1.0, 1.0, 0.5), (2, 2.0, 1e-4, 0.75), (0, 1.0, 0.5, 1.0)])
+def test_lrn_matches_the_documented_formula(r, bias, alpha, beta):
+    x = np.random.default_rng(1).normal(size=(2, 3, 2, 7))
+    got = run(tf.nn.lrn(x, r, bias, alpha, beta))
+    np.testing.assert_allclose(got, _lrn_reference(x, r, bias, alpha, beta), rtol=1e-12)
+    got = run(tf.nn.local_response_normalization(x.astype(np.float32), r, bias, alpha, beta))
+    assert got.dtype == np.float32
+
+
+def test_lrn_hand_worked_value():
+    # channels [1, 2, 3], radius 1: sqr_sums [5, 14, 13]; bias 1, alpha 1, beta 1
+    got = run(tf.nn.lrn(np.array([1.0, 2.0, 3.0]).reshape(1, 1, 1, 3), 1, 1.0, 1.0, 1.0))
+    np.testing.assert_allclose(got.ravel(), [1 / 6, 2 / 15, 3 / 14], rtol=1e-15)
+    with pytest.raises(tf.ShapeError, match="4-D"):
+        tf.nn.lrn(np.ones((2, 3)))
+
+
+def _conv_reference(x, w, dilation=1):
+    """SAME-free VALID convolution, stride 1, dilated filter taps (cross-correlation, as TF)."""
+    kh, kw, _, co = w.shape
+    eh, ew = (kh - 1) * dilation + 1, (kw - 1) * dilation + 1
+    n, h, wd, _ = x.shape
+    out = np.zeros((n, h - eh + 1, wd - ew + 1, co))
+    for i in range(out.shape[1]):
+        for j in range(out.shape[2]):
+            patch = x[:, i:i + eh:dilation, j:j + ew:dilation, :]
+            out[:, i, j, :] = np.einsum("nhwc,hwco->no", patch, w)
+    return out
+
+
+def test_atrous_conv2d_is_a_dilated_convolution():
+    rng = np.random.default_rng(2)
+    x, w = rng.normal(size=(1, 7, 6, 2)), rng.normal(size=(2, 3, 2, 3))
+    np.testing.assert_allclose(run(tf.nn.atrous_conv2d(x, w, 2, "VALID")),
+                               _conv_reference(x, w, 2), rtol=1e-10, atol=1e-12)
+    assert run(tf.nn.atrous_conv2d(x, w, 2, "SAME")).shape == (1, 7, 6, 3)
+
+
+def test_separable_conv2d_is_depthwise_then_pointwise():
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(2, 5, 5, 3))
+    dw, pw = rng.normal(size=(3, 3, 3, 2)), rng.normal(size=(1, 1, 6, 4))
+    depth = np.concatenate([_conv_reference(x[..., c:c + 1], dw[:, :, c:c + 1, :])
+                            for c in range(3)], axis=-1)  # channel c * 2 + k from channel c
+    expected = np.einsum("nhwc,co->nhwo", depth, pw[0, 0])
+    got = run(tf.nn.separable_conv2d(x, dw, pw, [1, 1, 1, 1], "VALID"))
+    np.testing.assert_allclose(got, expected, rtol=1e-10, atol=1e-12)
+    with pytest.raises(tf.ShapeError, match="in \\* m = 6"):
+        tf.nn.separable_conv2d(x, dw, np.ones((1, 1, 5, 4)), [1, 1, 1, 1], "VALID")
