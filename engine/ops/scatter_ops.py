@@ -56,24 +56,40 @@ def _forward(kernel):
     return forward
 
 
-def _infer(inputs, ref):
-    indices, updates = inputs
-    if not indices.dtype.is_integer:
-        raise TypeError(f"scatter indices must be integers, got {indices.dtype.name}")
-    if updates.dtype != ref.dtype:
-        raise TypeError(f"scatter updates of type {updates.dtype.name} do not match "
-                        f"{ref.name} of type {ref.dtype.name}")
-    if updates.shape.ndims != 0 and indices.shape.dims is not None \
-            and ref.shape.dims is not None and updates.shape.dims is not None:
-        expected = TensorShape(indices.shape.dims + ref.shape.dims[1:])
-        if not expected.is_compatible_with(updates.shape):
-            raise ShapeError(f"updates of shape {updates.shape} must have shape indices.shape + "
-                             f"ref.shape[1:] = {expected} (ref {ref.name})")
-    return [(ref.dtype, ref.shape)]
+def _rows_shape(indices, ref):
+    return TensorShape(indices.shape.dims + ref.shape.dims[1:])
+
+
+def _slices_shape(indices, ref):
+    k = indices.shape.dims[-1] if indices.shape.dims else None
+    return None if k is None else TensorShape(indices.shape.dims[:-1] + ref.shape.dims[k:])
+
+
+def _infer_of(what, expected_shape, rule):
+    """The shape rule of a scatter into a variable: updates of ``expected_shape`` (or a scalar)."""
+
+    def infer(inputs, ref):
+        indices, updates = inputs
+        if not indices.dtype.is_integer:
+            raise TypeError(f"{what} indices must be integers, got {indices.dtype.name}")
+        if updates.dtype != ref.dtype:
+            raise TypeError(f"{what} updates of type {updates.dtype.name} do not match "
+                            f"{ref.name} of type {ref.dtype.name}")
+        if updates.shape.ndims != 0 and indices.shape.dims is not None \
+                and ref.shape.dims is not None and updates.shape.dims is not None:
+            expected = expected_shape(indices, ref)
+            if expected is not None and not expected.is_compatible_with(updates.shape):
+                raise ShapeError(f"updates of shape {updates.shape} must have shape {rule} = "
+                                 f"{expected} (ref {ref.name})")
+        return [(ref.dtype, ref.shape)]
+
+    return infer
 
 
 for _op_type, _kernel in _KERNELS.items():
-    register(_op_type, _forward(_kernel), _infer, stateful=True, mutates=True)
+    register(_op_type, _forward(_kernel),
+             _infer_of("scatter", _rows_shape, "indices.shape + ref.shape[1:]"),
+             stateful=True, mutates=True)
 
 
 def _forward_nd(kernel):
@@ -86,25 +102,11 @@ def _forward_nd(kernel):
     return forward
 
 
-def _infer_nd(inputs, ref):
-    indices, updates = inputs
-    if not indices.dtype.is_integer:
-        raise TypeError(f"scatter_nd indices must be integers, got {indices.dtype.name}")
-    if updates.dtype != ref.dtype:
-        raise TypeError(f"scatter_nd updates of type {updates.dtype.name} do not match "
-                        f"{ref.name} of type {ref.dtype.name}")
-    k = indices.shape.dims[-1] if indices.shape.dims else None
-    if k is not None and ref.shape.dims is not None and indices.shape.dims is not None:
-        expected = TensorShape(indices.shape.dims[:-1] + ref.shape.dims[k:])
-        if updates.shape.ndims != 0 and not expected.is_compatible_with(updates.shape):
-            raise ShapeError(f"updates of shape {updates.shape} must have shape "
-                             f"indices.shape[:-1] + ref.shape[K:] = {expected} (ref {ref.name})")
-    return [(ref.dtype, ref.shape)]
-
-
 for _op_type, _kernel in [("ScatterNdUpdate", _assign_rows), ("ScatterNdAdd", np.add.at),
                           ("ScatterNdSub", np.subtract.at)]:
-    register(_op_type, _forward_nd(_kernel), _infer_nd, stateful=True, mutates=True)
+    register(_op_type, _forward_nd(_kernel),
+             _infer_of("scatter_nd", _slices_shape, "indices.shape[:-1] + ref.shape[K:]"),
+             stateful=True, mutates=True)
 
 
 def _scatter(op_type, ref, indices, updates, name):
