@@ -136,9 +136,19 @@ from .ops.initializers import (  # noqa: F401
     variance_scaling_initializer,
     zeros_initializer,
 )
-from .ops.linalg import diag, diag_part, einsum, matrix_transpose, tensordot, trace  # noqa: F401
+from .ops.linalg import (  # noqa: F401
+    diag,
+    diag_part,
+    einsum,
+    matrix_determinant,
+    matrix_inverse,
+    matrix_transpose,
+    norm,
+    tensordot,
+    trace,
+)
 from .ops.logging_ops import Print  # noqa: F401
-from .ops.masking import boolean_mask, sequence_mask  # noqa: F401
+from .ops.masking import boolean_mask, count_nonzero, logical_xor, sequence_mask  # noqa: F401
 from .ops.math import (  # noqa: F401
     abs_ as abs,  # noqa: A001
 )
@@ -241,6 +251,7 @@ from .ops.sparse import (  # noqa: F401
     unsorted_segment_sum,
 )
 from .ops.tensor_array_ops import TensorArray  # noqa: F401
+from .ops.trig import acos, asin, atan, atan2, cosh, sinh, tan  # noqa: F401
 from .ops.variables import (  # noqa: F401
     AUTO_REUSE,
     Variable,

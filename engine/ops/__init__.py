@@ -20,4 +20,5 @@ from . import (  # noqa: F401
     reduce,
     rnn,
     sparse,
+    trig,
 )

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..framework.errors import ShapeError
+from ..framework.errors import InvalidArgumentError, ShapeError
 from ..framework.graph import TensorShape
 from ..framework.registry import apply, export, register, same_dtype
 from .array import reshape, transpose
 from .core import as_tensors, constant, convert_to_tensor, ones_like
-from .math import matmul
-from .reduce import reduce_sum
+from .math import abs_, matmul, sqrt
+from .reduce import reduce_max, reduce_sum
 
 # -- einsum --------------------------------------------------------------------------------
 
@@ -144,6 +144,62 @@ def tensordot(a, b, axes, name="Tensordot"):
     a2 = reshape(transpose(a, a_free + a_axes), [_size([ad[i] for i in a_free]), k])
     b2 = reshape(transpose(b, b_axes + b_free), [k, _size([bd[j] for j in b_free])])
     return reshape(matmul(a2, b2), [-1 if d is None else d for d in out_dims], name=name)
+
+
+# -- inverse and determinant ---------------------------------------------------------------
+
+
+def _square_infer(inputs, **_):
+    a = inputs[0]
+    if not a.dtype.is_floating:
+        raise TypeError(f"expected a float matrix, got {a.dtype.name} ({a.name})")
+    dims = a.shape.dims
+    if dims is not None and (len(dims) != 2 or None not in dims and dims[0] != dims[1]):
+        raise ShapeError(f"expected a square matrix, got shape {a.shape} ({a.name})")
+    return [(a.dtype, a.shape)]
+
+
+def _inverse_forward(a):
+    try:
+        return np.linalg.inv(a)
+    except np.linalg.LinAlgError:
+        raise InvalidArgumentError("Input is not invertible.") from None
+
+
+register("MatrixInverse", _inverse_forward, _square_infer,
+         grad=lambda op, g: [-matmul(matmul(op.outputs[0], g, transpose_a=True),
+                                     op.outputs[0], transpose_b=True)])
+register("MatrixDeterminant", np.linalg.det,
+         lambda inputs: [(_square_infer(inputs)[0][0], TensorShape([]))],
+         grad=lambda op, g: [g * op.outputs[0] * matrix_transpose(matrix_inverse(op.inputs[0]))])
+
+
+@export("matrix_inverse")
+def matrix_inverse(input, adjoint=False, name="MatrixInverse"):  # noqa: A002
+    """``tf.matrix_inverse`` of a square matrix (TF's gradient ``-A^-T g A^-T``)."""
+    a = convert_to_tensor(input)
+    return apply("MatrixInverse", [matrix_transpose(a) if adjoint else a], name=name)
+
+
+@export("matrix_determinant")
+def matrix_determinant(input, name="MatrixDeterminant"):  # noqa: A002
+    """``tf.matrix_determinant`` of a square matrix (gradient ``g * det * A^-T``)."""
+    return apply("MatrixDeterminant", [convert_to_tensor(input)], name=name)
+
+
+@export("norm")
+def norm(tensor, ord="euclidean", axis=None, keepdims=None, name="norm", keep_dims=None):  # noqa: A002
+    """``tf.norm`` for vector norms: euclidean (2), 1 and inf over ``axis`` (all entries by
+    default, the Frobenius norm of a matrix)."""
+    x = convert_to_tensor(tensor)
+    keep = bool(keepdims if keepdims is not None else keep_dims)
+    if ord in ("euclidean", "fro", 2, 2.0):
+        return sqrt(reduce_sum(x * x, axis=axis, keepdims=keep), name=name)
+    if ord in (1, 1.0):
+        return reduce_sum(abs_(x), axis=axis, keepdims=keep, name=name)
+    if ord == np.inf:
+        return reduce_max(abs_(x), axis=axis, keepdims=keep, name=name)
+    raise ValueError(f"norm: ord must be 'euclidean', 'fro', 1, 2 or np.inf, got {ord!r}")
 
 
 # -- matrix helpers ------------------------------------------------------------------------

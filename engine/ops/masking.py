@@ -1,5 +1,6 @@
 """``boolean_mask`` and ``sequence_mask``: selecting entries by a mask, and making the mask of
-sequence lengths (TF's array_ops), composed of gather_nd, Where and comparisons.
+sequence lengths (TF's array_ops), composed of gather_nd, Where and comparisons; and the two
+helpers that count or combine masks, ``count_nonzero`` and ``logical_xor``.
 
 ``boolean_mask(tensor, mask)`` keeps the entries of ``tensor`` whose ``mask`` entry (over the
 leading ``mask.ndim`` axes from ``axis``) is true, flattening those axes into one: a gather_nd
@@ -16,8 +17,8 @@ from ..framework.registry import export
 from .array import expand_dims, transpose
 from .core import convert_to_tensor
 from .indexing_nd import gather_nd
-from .math import cast, less, range_, where
-from .reduce import reduce_max
+from .math import cast, less, logical_and, logical_not, logical_or, not_equal, range_, where
+from .reduce import reduce_max, reduce_sum
 
 
 @export("boolean_mask")
@@ -65,3 +66,20 @@ def sequence_mask(lengths, maxlen=None, dtype=_dtypes.bool_, name="SequenceMask"
     mask = less(range_(0, limit, 1, dtype=lengths.dtype), expand_dims(lengths, -1))
     dtype = _dtypes.as_dtype(dtype)
     return mask if dtype.is_bool else cast(mask, dtype, name=name)
+
+
+@export("logical_xor")
+def logical_xor(x, y, name="LogicalXor"):
+    """``tf.logical_xor``: ``(x | y) & ~(x & y)``, as TF composes it."""
+    return logical_and(logical_or(x, y), logical_not(logical_and(x, y)), name=name)
+
+
+@export("count_nonzero")
+def count_nonzero(input_tensor, axis=None, keepdims=None, dtype=_dtypes.int64,
+                  name="count_nonzero", reduction_indices=None, keep_dims=None):
+    """``tf.count_nonzero``: the number of non-zero (true) entries over ``axis``."""
+    x = convert_to_tensor(input_tensor)
+    axis = reduction_indices if axis is None else axis
+    keep = bool(keepdims if keepdims is not None else keep_dims)
+    nonzero = not_equal(x, False if x.dtype.is_bool else 0)
+    return reduce_sum(cast(nonzero, dtype), axis=axis, keepdims=keep, name=name)

@@ -169,3 +169,28 @@ def test_matrix_helpers():
     assert run(tf.trace(np.stack([m, 2 * m]))).tolist() == [12.0, 24.0]
     np.testing.assert_array_equal(run(tf.matrix_transpose(np.stack([m, m]))),
                                   np.stack([m.T, m.T]))
+
+
+def test_trig_linalg_and_counting_helpers_against_numpy():
+    x = np.array([-0.9, -0.2, 0.4, 0.8])
+    for fn, ref in [(tf.tan, np.tan), (tf.asin, np.arcsin), (tf.acos, np.arccos),
+                    (tf.atan, np.arctan), (tf.sinh, np.sinh), (tf.cosh, np.cosh)]:
+        np.testing.assert_allclose(run(fn(x)), ref(x), rtol=1e-15)
+    # atan2's quadrants: (y, x) = (1, -1) is 3 pi / 4, (-1, -1) is -3 pi / 4
+    np.testing.assert_allclose(run(tf.atan2([1.0, -1.0, 0.0], [-1.0, -1.0, 2.0])),
+                               [3 * np.pi / 4, -3 * np.pi / 4, 0.0], rtol=1e-7)  # float32
+    a = np.array([[4.0, 7.0], [2.0, 6.0]])  # det 10, inverse [[0.6, -0.7], [-0.2, 0.4]]
+    np.testing.assert_allclose(run(tf.matrix_inverse(a)), [[0.6, -0.7], [-0.2, 0.4]],
+                               rtol=1e-14)
+    np.testing.assert_allclose(run(tf.matrix_determinant(a)), 10.0, rtol=1e-14)
+    with pytest.raises(tf.InvalidArgumentError, match="not invertible"):
+        p = tf.placeholder(tf.float64, [2, 2])
+        run(tf.matrix_inverse(p), {p: np.ones((2, 2))})
+    np.testing.assert_allclose(run(tf.norm([[3.0, 4.0], [0.0, 12.0]], axis=1)), [5.0, 12.0])
+    assert run(tf.norm([-3.0, 1.0], ord=1)) == 4.0 and run(tf.norm([-3.0, 1.0], ord=np.inf)) == 3
+    assert run(tf.count_nonzero([[0, 1, 2], [0, 0, 3]])) == 3
+    np.testing.assert_array_equal(run(tf.count_nonzero([[0.0, 1.5], [2.0, 0.0]], axis=0)),
+                                  [1, 1])
+    np.testing.assert_array_equal(run(tf.logical_xor([True, True, False, False],
+                                                     [True, False, True, False])),
+                                  [False, True, True, False])

@@ -303,6 +303,16 @@ case("ResizeGrad", "bilinear",
      lambda g: apply("ResizeGrad", [g, tf.zeros([1, 3, 2, 1], tf.float64)], size=(5, 3),
                      method="bilinear", align_corners=False, dtype=tf.float64),
      anything(1, 5, 3, 1))
+for _op, _fn, _x in [("Tan", tf.tan, lambda *s: anything(*s) / 2),
+                     ("Asin", tf.asin, lambda *s: anything(*s) / 3),
+                     ("Acos", tf.acos, lambda *s: anything(*s) / 3), ("Atan", tf.atan, anything),
+                     ("Sinh", tf.sinh, anything), ("Cosh", tf.cosh, anything)]:
+    for _s in UNARY_SHAPES:
+        case(_op, _label(_s), _fn, _x(*_s))
+for _sx, _sy in BINARY_SHAPES:
+    case("Atan2", _label(_sx, _sy), tf.atan2, anything(*_sx), away_from_zero(*_sy))
+case("MatrixInverse", "3x3", tf.matrix_inverse, np.eye(3) * 2 + anything(3, 3) / 4)
+case("MatrixDeterminant", "3x3", tf.matrix_determinant, np.eye(3) * 2 + anything(3, 3) / 4)
 case("GatherV2", "repeated-rows", lambda x: tf.gather(x, [0, 2, 0]), anything(3, 2))
 case("GatherV2", "vector", lambda x: tf.gather(x, [[1, 1], [0, 2]]), anything(3))
 case("GatherV2", "matrix-ids", lambda x: tf.gather(x, [[1, 1], [0, 2]]), anything(3, 2))
@@ -836,6 +846,10 @@ SECOND_ORDER = [
     ("ScatterNd", lambda u: tf.scatter_nd([[1], [1]], u * u, [3]) ** 2, anything(2)),
     ("ChannelWindowSum", lambda x: tf.nn.lrn(x, 1, 2.0, 0.5, 0.75) ** 2, anything(1, 1, 2, 3)),
     ("Resize", lambda x: tf.image.resize_bilinear(x * x, [3, 3]) ** 2, anything(1, 2, 2, 1)),
+    ("Atan2", lambda y, x: tf.atan2(y * y, x) ** 2, anything(3), away_from_zero(3)),
+    ("MatrixInverse", lambda a: tf.matrix_inverse(a) ** 2, np.eye(2) * 2 + anything(2, 2) / 4),
+    ("MatrixDeterminant", lambda a: tf.matrix_determinant(a) ** 2,
+     np.eye(2) * 2 + anything(2, 2) / 4),
     ("Cumsum", lambda x: tf.cumsum(x * x, exclusive=True) ** 2, anything(3)),
     ("Cumprod", lambda x: tf.cumprod(x, reverse=True) ** 2, away_from_zero(3)),
     ("Einsum", lambda a, b: tf.einsum("ij,j->i", a * a, b) ** 2, anything(2, 3), anything(3)),
