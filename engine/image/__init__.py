@@ -19,7 +19,10 @@ from .adjustments import (  # noqa: F401
     random_flip_up_down,
     resize_image_with_crop_or_pad,
     rgb_to_grayscale,
+    rot90,
+    transpose_image,
 )
+from .adjustments import resize_image_with_crop_or_pad as resize_with_crop_or_pad  # noqa: F401
 from .resizing import (  # noqa: F401
     ResizeMethod,
     resize,

@@ -1,4 +1,4 @@
-"""``tf.image``'s flips, crops, pads, standardization, dtype conversion, brightness, contrast
+"""``tf.image``'s flips, quarter turns, crops, pads, standardization, dtype conversion, brightness, contrast
 and grayscale (TF 1.15's image_ops_impl), composed of array and math ops, so their gradients
 follow. Images are [height, width, channels] or batches of them; sizes used for crops and pads
 must be known when the graph is built (random_crop's offsets are drawn when it runs)."""
@@ -9,7 +9,7 @@ import numpy as np
 
 from ..framework import dtypes as _dtypes
 from ..framework.errors import ShapeError
-from ..ops.array import expand_dims, reverse, shape
+from ..ops.array import expand_dims, reverse, shape, transpose
 from ..ops.clip_ops import clip_by_value
 from ..ops.core import constant, convert_to_tensor
 from ..ops.initializers import random_uniform
@@ -49,6 +49,27 @@ def flip_up_down(image):
     """The image mirrored along its height."""
     image, _ = _image(image, "flip_up_down")
     return reverse(image, [-3])
+
+
+def transpose_image(image):
+    """Height and width swapped."""
+    image, batch = _image(image, "transpose_image")
+    return transpose(image, [0, 2, 1, 3] if batch else [1, 0, 2])
+
+
+def rot90(image, k=1, name=None):
+    """The image rotated counter-clockwise by ``k`` quarter turns (``k`` a Python int here)."""
+    if hasattr(k, "op"):
+        raise TypeError("rot90: k must be a Python int here, not a tensor")
+    image, _ = _image(image, "rot90")
+    k = int(k) % 4
+    if k == 0:
+        return image
+    if k == 2:
+        return reverse(image, [-3, -2])
+    if k == 1:
+        return transpose_image(reverse(image, [-2]))
+    return reverse(transpose_image(image), [-2])
 
 
 def _random_flip(image, axis, seed, what):

@@ -68,6 +68,11 @@ def test_flips_and_crops():
     np.testing.assert_array_equal(run(tf.image.flip_left_right(img)), img[:, ::-1])
     np.testing.assert_array_equal(run(tf.image.flip_up_down(img)), img[::-1])
     np.testing.assert_array_equal(run(tf.image.flip_left_right(img[None])), img[None, :, ::-1])
+    for k in range(-1, 5):  # numpy's rot90 turns the same way as TF's
+        np.testing.assert_array_equal(run(tf.image.rot90(img, k)), np.rot90(img, k))
+        np.testing.assert_array_equal(run(tf.image.rot90(img[None], k)),
+                                      np.rot90(img, k)[None])
+    np.testing.assert_array_equal(run(tf.image.transpose_image(img)), img.transpose(1, 0, 2))
     # central_crop: TF's start int((size - size * fraction) / 2)
     big = np.arange(8 * 6).reshape(8, 6, 1)
     np.testing.assert_array_equal(run(tf.image.central_crop(big, 0.5)), big[2:6, 1:5])
