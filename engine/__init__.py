@@ -72,6 +72,7 @@ from .framework.graph import (  # noqa: F401
 )
 from .framework.indexed_slices import IndexedSlices, IndexedSlicesValue  # noqa: F401
 from .framework.registry import RegisterGradient  # noqa: F401
+from .image.adjustments import random_crop  # noqa: F401  (tf.random_crop, TF 1.x's name)
 from .ops import initializers  # noqa: F401
 from .ops import scatter_ops as _scatter_ops  # noqa: F401  (Variable.scatter_* methods)
 from .ops.array import (  # noqa: F401
