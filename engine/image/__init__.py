@@ -23,6 +23,14 @@ from .adjustments import (  # noqa: F401
     transpose_image,
 )
 from .adjustments import resize_image_with_crop_or_pad as resize_with_crop_or_pad  # noqa: F401
+from .colors import (  # noqa: F401
+    adjust_hue,
+    adjust_saturation,
+    hsv_to_rgb,
+    random_hue,
+    random_saturation,
+    rgb_to_hsv,
+)
 from .resizing import (  # noqa: F401
     ResizeMethod,
     resize,

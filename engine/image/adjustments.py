@@ -185,10 +185,16 @@ def convert_image_dtype(image, dtype, saturate=False, name=None):
     return cast(scaled, dtype)
 
 
-def _as_float(image):
+def as_float(image):
     image = convert_to_tensor(image)
     return (image, image.dtype) if image.dtype.is_floating else \
         (convert_image_dtype(image, _dtypes.float32), image.dtype)
+
+
+def scalar_like(value, x):
+    """A number or scalar tensor in x's float dtype (a Python float stays exact in float64)."""
+    value = convert_to_tensor(value, preferred_dtype=x.dtype)
+    return value if value.dtype == x.dtype else cast(value, x.dtype)
 
 
 def per_image_standardization(image):
@@ -204,15 +210,15 @@ def per_image_standardization(image):
 
 def adjust_brightness(image, delta):
     """``image + delta`` (in the float domain for integer images)."""
-    x, dtype = _as_float(image)
-    return convert_image_dtype(x + cast(delta, x.dtype), dtype, saturate=True)
+    x, dtype = as_float(image)
+    return convert_image_dtype(x + scalar_like(delta, x), dtype, saturate=True)
 
 
 def adjust_contrast(images, contrast_factor):
     """``(x - mean) * contrast_factor + mean``, the mean per channel over each image."""
-    x, dtype = _as_float(images)
+    x, dtype = as_float(images)
     mean = reduce_mean(x, [-3, -2], keepdims=True)
-    return convert_image_dtype((x - mean) * cast(contrast_factor, x.dtype) + mean, dtype,
+    return convert_image_dtype((x - mean) * scalar_like(contrast_factor, x) + mean, dtype,
                                saturate=True)
 
 
@@ -234,7 +240,7 @@ def random_contrast(image, lower, upper, seed=None):
 
 def rgb_to_grayscale(images, name=None):
     """The luma ``0.2989 R + 0.5870 G + 0.1140 B`` with a channel axis of 1 (TF's weights)."""
-    x, dtype = _as_float(images)
+    x, dtype = as_float(images)
     weights = constant(np.asarray([0.2989, 0.5870, 0.1140], x.dtype.np))
     gray = expand_dims(tensordot(x, weights, [[x.shape.ndims - 1], [0]]), -1)
     return convert_image_dtype(gray, dtype)

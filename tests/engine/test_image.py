@@ -132,3 +132,30 @@ def test_per_image_standardization_and_dtype_conversion():
         np.array([-0.5, 2.0], np.float32), tf.uint8, saturate=True)), [0, 255])
     gray = run(tf.image.rgb_to_grayscale(np.array([[[1.0, 0.0, 0.0], [0.0, 1.0, 1.0]]])))
     np.testing.assert_allclose(gray[..., 0], [[0.2989, 0.5870 + 0.1140]])
+
+
+def test_hsv_conversions_and_colour_adjustments_hand_worked():
+    rgb = np.array([[[1.0, 0.0, 0.0], [0.2, 0.9, 0.9], [0.5, 0.5, 0.5], [0.0, 0.0, 0.0]]])
+    hsv = run(tf.image.rgb_to_hsv(rgb))
+    # red: hue 0; cyan-ish (0.2, 0.9, 0.9): hue 1/2, saturation 0.7 / 0.9; grey and black: 0, 0
+    np.testing.assert_allclose(hsv[0], [[0, 1, 1], [0.5, 0.7 / 0.9, 0.9], [0, 0, 0.5], [0, 0, 0]],
+                               atol=1e-12)
+    rng = np.random.default_rng(4)
+    img = rng.uniform(size=(2, 3, 3))
+    np.testing.assert_allclose(run(tf.image.hsv_to_rgb(tf.image.rgb_to_hsv(img))), img, atol=1e-12)
+    # a third of the colour circle turns red into green, and -1/3 into blue
+    np.testing.assert_allclose(run(tf.image.adjust_hue(rgb[:, :1], 1 / 3)), [[[0, 1, 0]]],
+                               atol=1e-12)
+    np.testing.assert_allclose(run(tf.image.adjust_hue(rgb[:, :1], -1 / 3)), [[[0, 0, 1]]],
+                               atol=1e-12)
+    # saturation 0 leaves the value as grey
+    np.testing.assert_allclose(run(tf.image.adjust_saturation(rgb, 0.0))[0, 1], [0.9] * 3)
+    with tf.Graph().as_default():
+        tf.set_random_seed(2)
+        hue, sat = tf.image.random_hue(img, 0.2), tf.image.random_saturation(img, 0.5, 1.5)
+        with tf.Session() as sess:
+            h, s = sess.run([hue, sat])
+    assert h.shape == s.shape == img.shape
+    np.testing.assert_allclose(h.max(axis=-1), img.max(axis=-1), atol=1e-12)  # value kept
+    with pytest.raises(ValueError, match="max_delta"):
+        tf.image.random_hue(img, 0.7)
