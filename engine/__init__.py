@@ -197,6 +197,8 @@ from .ops.math import (
     subtract,
     tanh,
     truediv,
+    truncatediv,
+    truncatemod,
     where,
     where_v2,
 )

@@ -89,6 +89,19 @@ register("Minimum", np.minimum, elementwise_infer(), numexpr="where({0} <= {1}, 
 register("FloorDiv", np.floor_divide, elementwise_infer())
 
 
+def _truncate_div(x, y):
+    """Division rounded toward zero (C's): floor division, plus one where the signs differ
+    and the division is inexact."""
+    if np.issubdtype(np.result_type(x, y), np.floating):
+        return np.trunc(np.true_divide(x, y))
+    q = np.floor_divide(x, y)
+    return q + ((np.remainder(x, y) != 0) & ((x < 0) != (y < 0))).astype(q.dtype)
+
+
+register("TruncateDiv", _truncate_div, elementwise_infer())
+register("TruncateMod", lambda x, y: np.fmod(x, y), elementwise_infer())
+
+
 def _floormod_grad(op, g):
     """TF: d(x mod y) = (1, -floor(x / y)) away from the jumps."""
     x, y = op.inputs
@@ -105,6 +118,8 @@ minimum = export("minimum")(_binary("Minimum", "Minimum"))
 floordiv = export("floordiv")(_binary("FloorDiv", "floordiv"))
 floormod = export("mod", "floormod")(_binary("FloorMod", "mod"))
 pow_ = export("pow")(_binary("Pow", "pow"))
+truncatediv = export("truncatediv")(_binary("TruncateDiv", "truncatediv"))
+truncatemod = export("truncatemod")(_binary("TruncateMod", "truncatemod"))
 
 
 @export("divide", "truediv")

@@ -194,3 +194,12 @@ def test_trig_linalg_and_counting_helpers_against_numpy():
     np.testing.assert_array_equal(run(tf.logical_xor([True, True, False, False],
                                                      [True, False, True, False])),
                                   [False, True, True, False])
+
+
+def test_truncatediv_and_truncatemod_round_toward_zero():
+    # C's division: -7 / 2 = -3 (floordiv gives -4), fmod keeps the dividend's sign
+    np.testing.assert_array_equal(run(tf.truncatediv([-7, 7, -7, 6], [2, -2, -2, 3])),
+                                  [-3, -3, 3, 2])
+    np.testing.assert_array_equal(run(tf.truncatemod([-7, 7, -7, 6], [2, -2, -2, 3])),
+                                  [-1, 1, -1, 0])
+    np.testing.assert_allclose(run(tf.truncatediv([-7.5, 7.5], [2.0, 2.0])), [-3.0, 3.0])

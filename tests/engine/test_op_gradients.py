@@ -595,6 +595,8 @@ NON_DIFFERENTIABLE: dict[str, Callable] = {
     "Ceil": tf.ceil,
     "Round": tf.round,
     "FloorDiv": lambda x: x // 0.7,
+    "TruncateDiv": lambda x: tf.truncatediv(x, 0.7),
+    "TruncateMod": lambda x: tf.truncatemod(x, 0.7),
     "IsFinite": tf.is_finite,
     "IsNan": tf.is_nan,
     "IsInf": tf.is_inf,
