@@ -13,7 +13,22 @@ Layered like TF's tree; a package imports only the ones before it in this list (
   ``keras`` and ``contrib``; this module is the ``tf`` namespace itself.
 """
 
-from . import app, contrib, data, estimator, image, keras, losses, metrics, nn, ops, summary, train  # noqa: F401
+from . import (  # noqa: F401
+    app,
+    contrib,
+    data,
+    estimator,
+    image,
+    keras,
+    linalg,
+    losses,
+    math,
+    metrics,
+    nn,
+    ops,
+    summary,
+    train,
+)
 from .autodiff.custom_gradient import custom_gradient  # noqa: F401
 from .autodiff.gradients import AggregationMethod, UnconnectedGradients, gradients  # noqa: F401
 from .autodiff.hessians import hessians  # noqa: F401

@@ -203,3 +203,21 @@ def test_truncatediv_and_truncatemod_round_toward_zero():
     np.testing.assert_array_equal(run(tf.truncatemod([-7, 7, -7, 6], [2, -2, -2, 3])),
                                   [-1, 1, -1, 0])
     np.testing.assert_allclose(run(tf.truncatediv([-7.5, 7.5], [2.0, 2.0])), [-3.0, 3.0])
+
+
+def test_tf_math_and_tf_linalg_namespaces():
+    """The namespaced names are the top-level functions (or tf.nn's); reduce_variance and
+    reduce_std are numpy's biased var and std. (tf.linalg.transpose is TF's matrix_transpose.)"""
+    for space in (tf.math, tf.linalg):
+        for name in (n for n in dir(space) if not n.startswith("_") and n != "transpose"):
+            fn = getattr(space, name)
+            top = getattr(tf, name, None) or getattr(tf.nn, name, None)
+            if top is not None and callable(fn) and not isinstance(fn, type(tf)):
+                assert fn is top, f"tf.{space.__name__.split('.')[-1]}.{name}"
+    assert tf.linalg.inv is tf.matrix_inverse and tf.linalg.det is tf.matrix_determinant
+    assert tf.linalg.transpose is tf.matrix_transpose
+    x = np.random.default_rng(0).normal(size=(3, 4))
+    np.testing.assert_allclose(run(tf.math.reduce_variance(x, axis=1)), np.var(x, 1), rtol=1e-12)
+    np.testing.assert_allclose(run(tf.math.reduce_std(x)), np.std(x), rtol=1e-12)
+    np.testing.assert_allclose(run(tf.math.reduce_std(x, 0, keepdims=True)),
+                               np.std(x, 0, keepdims=True), rtol=1e-12)
