@@ -34,6 +34,7 @@ from .colors import (  # noqa: F401
 from .resizing import (  # noqa: F401
     ResizeMethod,
     resize,
+    resize_area,
     resize_bilinear,
     resize_images,
     resize_nearest_neighbor,

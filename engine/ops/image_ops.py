@@ -7,7 +7,9 @@ Both resizes are linear in the image: output = Wy . image . Wx^T per channel, Wy
 interpolation matrices of the two axes (bilinear: two taps weighted ``1 - lerp, lerp``, the
 lower index ``floor(pos)`` and the upper ``min(floor(pos) + 1, in - 1)``, TF's
 ``compute_interpolation_weights``; nearest: one tap at ``min(floor(pos), in - 1)``, or
-``roundf(pos)``, halves away from zero, with align_corners). So the gradient is the
+``roundf(pos)``, halves away from zero, with align_corners; area: the average of the input
+pixels the output pixel's ``[pos, pos + scale)`` covers, weighted by overlap, TF's ResizeArea).
+So the gradient is the
 transposed matrices applied to the output gradient (``ResizeGrad``), and its gradient the
 resize again.
 """
@@ -21,7 +23,7 @@ from ..framework.errors import ShapeError
 from ..framework.graph import TensorShape
 from ..framework.registry import apply, register
 
-METHODS = ("bilinear", "nearest")
+METHODS = ("bilinear", "nearest", "area")
 
 
 def _scale(n_in, n_out, align_corners):
@@ -35,6 +37,13 @@ def interpolation_matrix(n_in, n_out, method, align_corners):
     pos = np.arange(n_out) * _scale(n_in, n_out, align_corners)
     w = np.zeros((n_out, n_in))
     rows = np.arange(n_out)
+    if method == "area":
+        scale = _scale(n_in, n_out, align_corners)
+        taps = np.arange(max(n_in, int(np.ceil(pos[-1] + scale))))
+        overlap = np.minimum(taps + 1, pos[:, None] + scale) - np.maximum(taps, pos[:, None])
+        w = np.clip(overlap, 0.0, None) / scale
+        w[:, n_in - 1] += w[:, n_in:].sum(axis=1)  # TF clamps a tap past the edge to the edge
+        return w[:, :n_in]
     if method == "nearest":
         src = np.floor(pos + 0.5) if align_corners else np.floor(pos)  # roundf: half up
         w[rows, np.minimum(src.astype(np.int64), n_in - 1)] = 1.0
@@ -82,16 +91,17 @@ register("ResizeGrad", _resize_grad_forward,
 
 def resize(images, size, method, align_corners=False, name="Resize"):
     """``images`` ([batch, h, w, c]) resized to ``size`` = (height, width) by ``method``;
-    bilinear gives float32 (float64 stays float64), nearest keeps the dtype (as TF's kernels)."""
+    bilinear and area give float32 (float64 stays float64), nearest keeps the dtype (as TF's
+    kernels)."""
     if method not in METHODS:
         raise ValueError(f"resize: method must be one of {METHODS}, got {method!r}")
     size = tuple(int(s) for s in size)
     if len(size) != 2 or min(size) < 1:
         raise ValueError(f"resize: size must be two positive ints (height, width), got {size}")
     dtype = images.dtype
-    if method == "bilinear" and dtype != _dtypes.float64:
+    if method != "nearest" and dtype != _dtypes.float64:
         dtype = _dtypes.float32
-    if method == "bilinear" and not (images.dtype.is_floating or images.dtype.is_integer):
+    if not (images.dtype.is_floating or images.dtype.is_integer):
         raise TypeError(f"resize: images must be numbers, got {images.dtype.name}")
     return apply("Resize", [images], name=name, size=size, method=method,
                  align_corners=bool(align_corners), dtype=dtype)

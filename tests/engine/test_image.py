@@ -23,6 +23,9 @@ UP_FALSE = {
     tf.image.ResizeMethod.NEAREST_NEIGHBOR: [64.0, 64.0, 32.0, 32.0, 64.0, 64.0, 32.0, 32.0,
                                              32.0, 32.0, 64.0, 64.0, 32.0, 32.0, 64.0, 64.0,
                                              50.0, 50.0, 100.0, 100.0, 50.0, 50.0, 100.0, 100.0],
+    tf.image.ResizeMethod.AREA: [64.0, 64.0, 32.0, 32.0, 64.0, 64.0, 32.0, 32.0, 32.0, 32.0, 64.0,
+                                 64.0, 32.0, 32.0, 64.0, 64.0, 50.0, 50.0, 100.0, 100.0, 50.0,
+                                 50.0, 100.0, 100.0],
 }
 UP_TRUE_DATA = [6, 3, 3, 6, 6, 9]
 UP_TRUE = {
@@ -30,6 +33,8 @@ UP_TRUE = {
                                      4.5, 5.5, 6.5, 7.5, 6.0, 7.0, 8.0, 9.0],
     tf.image.ResizeMethod.NEAREST_NEIGHBOR: [6.0, 6.0, 3.0, 3.0, 3.0, 3.0, 6.0, 6.0, 3.0, 3.0,
                                              6.0, 6.0, 6.0, 6.0, 9.0, 9.0, 6.0, 6.0, 9.0, 9.0],
+    tf.image.ResizeMethod.AREA: [6.0, 6.0, 6.0, 3.0, 6.0, 6.0, 6.0, 3.0, 3.0, 3.0, 3.0, 6.0, 3.0,
+                                 3.0, 3.0, 6.0, 6.0, 6.0, 6.0, 9.0],
 }
 
 
@@ -59,6 +64,10 @@ def test_resize_ops_dtypes_shapes_and_gradient():
         with tf.Session() as sess:
             gv = sess.run(g, {x: np.ones((2, 3, 2, 1))})
         np.testing.assert_allclose(gv.sum(axis=(1, 2, 3)), [24.0, 24.0])
+    # area down by 2: the means of 2x2 blocks
+    block = np.arange(16.0).reshape(1, 4, 4, 1)
+    np.testing.assert_allclose(run(tf.image.resize_area(block, [2, 2]))[0, :, :, 0],
+                               [[2.5, 4.5], [10.5, 12.5]])
     with pytest.raises(NotImplementedError, match="method"):
         tf.image.resize_images(img, [2, 2], tf.image.ResizeMethod.BICUBIC)
 
