@@ -74,3 +74,23 @@ def test_separable_conv2d_is_depthwise_then_pointwise():
     np.testing.assert_allclose(got, expected, rtol=1e-10, atol=1e-12)
     with pytest.raises(tf.ShapeError, match="in \\* m = 6"):
         tf.nn.separable_conv2d(x, dw, np.ones((1, 1, 5, 4)), [1, 1, 1, 1], "VALID")
+
+
+def test_conv3d_against_a_loop_and_same_padding():
+    rng = np.random.default_rng(4)
+    x, k = rng.normal(size=(2, 4, 5, 3, 2)), rng.normal(size=(2, 3, 2, 2, 3))
+    want = np.zeros((2, 3, 3, 2, 3))  # VALID, stride 1
+    for d in range(3):
+        for h in range(3):
+            for w in range(2):
+                want[:, d, h, w] = np.einsum("ndhwc,dhwco->no",
+                                             x[:, d:d + 2, h:h + 3, w:w + 2], k)
+    np.testing.assert_allclose(run(tf.nn.conv3d(x, k, [1, 1, 1, 1, 1], "VALID")), want,
+                               rtol=1e-10, atol=1e-12)
+    # SAME keeps depth 4 (pads one plane after: TF puts the odd one at the end), stride 2 -> 2
+    same = run(tf.nn.conv3d(x, k, [1, 1, 1, 1, 1], "SAME"))
+    assert same.shape == (2, 4, 5, 3, 3)
+    np.testing.assert_allclose(same[:, :3, 1:4, :2], want, rtol=1e-10, atol=1e-12)
+    assert run(tf.nn.conv3d(x, k, [1, 2, 2, 1, 1], "SAME")).shape == (2, 2, 3, 3, 3)
+    with pytest.raises(ValueError, match="strides"):
+        tf.nn.conv3d(x, k, [1, 1, 1, 1], "SAME")
