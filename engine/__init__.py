@@ -244,6 +244,7 @@ from .ops.reduce import (  # noqa: F401
     reduce_sum,
 )
 from .ops.rnn import rnn  # noqa: F401
+from .ops.sampling import multinomial, random_shuffle  # noqa: F401
 from .ops.scatter_ops import (  # noqa: F401
     scatter_add,
     scatter_div,

@@ -19,6 +19,7 @@ from . import (  # noqa: F401
     pooling,
     reduce,
     rnn,
+    sampling,
     sparse,
     trig,
 )

@@ -221,3 +221,26 @@ def test_tf_math_and_tf_linalg_namespaces():
     np.testing.assert_allclose(run(tf.math.reduce_std(x)), np.std(x), rtol=1e-12)
     np.testing.assert_allclose(run(tf.math.reduce_std(x, 0, keepdims=True)),
                                np.std(x, 0, keepdims=True), rtol=1e-12)
+
+
+def test_random_shuffle_and_multinomial_are_seeded_draws():
+    rows = np.arange(10)[:, None] * [1, 10]
+
+    def draw():
+        with tf.Graph().as_default():
+            tf.set_random_seed(3)
+            shuffled = tf.random_shuffle(rows)
+            logits = tf.constant([[0.0, np.log(3.0)], [-np.inf, 0.0]])
+            picks = tf.multinomial(logits, 4000)
+            with tf.Session() as sess:
+                return sess.run(shuffled), sess.run(shuffled), sess.run(picks)
+
+    a, b, picks = draw()
+    a2, b2, picks2 = draw()
+    np.testing.assert_array_equal(a, a2)
+    np.testing.assert_array_equal(picks, picks2)
+    assert not np.array_equal(a, b)  # a new order each run
+    assert sorted(map(tuple, a)) == sorted(map(tuple, rows))  # rows kept whole
+    assert picks.dtype == np.int64 and picks.shape == (2, 4000)
+    assert abs(picks[0].mean() - 0.75) < 0.03  # p = softmax([0, log 3]) = [1/4, 3/4]
+    assert picks[1].tolist() == [1] * 4000  # -inf: never drawn

@@ -626,6 +626,8 @@ NON_DIFFERENTIABLE: dict[str, Callable] = {
     "AudioSummaryV2": lambda x: tf.size(tf.summary.audio("a", x, 100)),
     "MergeSummary": lambda x: tf.size(tf.summary.merge([tf.summary.scalar("m", tf.reduce_sum(x))])),
     "Where": lambda x: tf.where(x > 0),
+    "RandomShuffle": tf.random_shuffle,
+    "Multinomial": lambda x: tf.multinomial(x, 4),
     "Unique": lambda x: tf.unique(tf.reshape(x, [-1]))[0],
     "IteratorGetNext": lambda x: tf.data.Dataset.from_tensor_slices(x).batch(2)
     .make_initializable_iterator().get_next(),
