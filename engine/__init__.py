@@ -135,7 +135,16 @@ from .ops.cumulative import cumprod, cumsum  # noqa: F401
 from .ops.data_flow import dynamic_partition, dynamic_stitch  # noqa: F401
 from .ops.embedding_ops import SparseTensor, SparseTensorValue  # noqa: F401
 from .ops.grids import eye, lin_space, linspace, meshgrid  # noqa: F401
-from .ops.indexing_nd import gather_nd, scatter_nd  # noqa: F401
+from .ops.indexing_nd import (  # noqa: F401
+    gather_nd,
+    scatter_nd,
+    tensor_scatter_add,
+    tensor_scatter_nd_add,
+    tensor_scatter_nd_sub,
+    tensor_scatter_nd_update,
+    tensor_scatter_sub,
+    tensor_scatter_update,
+)
 from .ops.initializers import (  # noqa: F401
     constant_initializer,
     glorot_normal_initializer,

@@ -5,6 +5,7 @@ An ``indices`` tensor of shape ``[..., K]`` holds index tuples into the first K 
 ``indices.shape[:-1] + params.shape[K:]``; ``scatter_nd(indices, updates, shape)`` adds the
 ``updates`` into zeros of ``shape`` (repeated tuples add up). Each is the other's gradient.
 Out-of-range tuples raise TF's InvalidArgumentError naming the first bad tuple.
+``tensor_scatter_nd_add/sub/update`` apply such updates to a copy of a tensor.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ import numpy as np
 from ..framework.errors import InvalidArgumentError, ShapeError
 from ..framework.graph import Tensor, TensorShape
 from ..framework.registry import apply, export, register
-from .core import constant, convert_to_tensor
+from .core import constant, convert_to_tensor, ones_like
+from .math import where_v2
 from .sparse import dense_shape_of
 
 
@@ -110,3 +112,36 @@ def scatter_nd(indices, updates, shape, name="ScatterNd"):
     if not isinstance(shape, Tensor):
         shape = constant(np.asarray([int(d) for d in shape], indices.dtype.np))
     return apply("ScatterNd", [indices, updates, shape], name=name)
+
+
+@export("tensor_scatter_nd_add", "tensor_scatter_add")
+def tensor_scatter_nd_add(tensor, indices, updates, name=None):
+    """``tensor`` with ``updates`` added at the index tuples of ``indices`` (a new tensor)."""
+    tensor = convert_to_tensor(tensor)
+    updates = convert_to_tensor(updates, dtype=tensor.dtype)
+    return tensor + scatter_nd(indices, updates, dense_shape_of(tensor))
+
+
+@export("tensor_scatter_nd_sub", "tensor_scatter_sub")
+def tensor_scatter_nd_sub(tensor, indices, updates, name=None):
+    """``tensor`` with ``updates`` subtracted at the index tuples of ``indices``."""
+    tensor = convert_to_tensor(tensor)
+    return tensor_scatter_nd_add(tensor, indices, -convert_to_tensor(updates, dtype=tensor.dtype),
+                                 name=name)
+
+
+@export("tensor_scatter_nd_update", "tensor_scatter_update")
+def tensor_scatter_nd_update(tensor, indices, updates, name=None):
+    """``tensor`` with the slices at the index tuples of ``indices`` replaced by ``updates``
+    (a tuple given twice: its updates add up, where TF leaves the order undefined)."""
+    tensor = convert_to_tensor(tensor)
+    indices = convert_to_tensor(indices)
+    updates = convert_to_tensor(updates, dtype=tensor.dtype)
+    shape = dense_shape_of(tensor)
+    hit = scatter_nd(indices, ones_like(updates), shape)
+    return where_v2(hit > 0, scatter_nd(indices, updates, shape), tensor)
+
+
+tensor_scatter_add = tensor_scatter_nd_add
+tensor_scatter_sub = tensor_scatter_nd_sub
+tensor_scatter_update = tensor_scatter_nd_update

@@ -244,3 +244,24 @@ def test_random_shuffle_and_multinomial_are_seeded_draws():
     assert picks.dtype == np.int64 and picks.shape == (2, 4000)
     assert abs(picks[0].mean() - 0.75) < 0.03  # p = softmax([0, log 3]) = [1/4, 3/4]
     assert picks[1].tolist() == [1] * 4000  # -inf: never drawn
+
+
+def test_tensor_scatter_nd_docstring_examples_and_gradients():
+    tensor = np.array([1, 2, 3, 4, 5, 6, 7, 8])
+    idx, upd = [[4], [3], [1], [7]], [9, 10, 11, 12]
+    np.testing.assert_array_equal(run(tf.tensor_scatter_nd_update(tensor, idx, upd)),
+                                  [1, 11, 3, 10, 9, 6, 7, 12])
+    np.testing.assert_array_equal(run(tf.tensor_scatter_nd_add(tensor, idx, upd)),
+                                  [1, 13, 3, 14, 14, 6, 7, 20])
+    np.testing.assert_array_equal(run(tf.tensor_scatter_sub(tensor, idx, upd)),
+                                  [1, -9, 3, -6, -4, 6, 7, -4])
+    with tf.Graph().as_default():
+        t = tf.placeholder(tf.float64, [None, 2])
+        u = tf.placeholder(tf.float64, [2])
+        out = tf.tensor_scatter_update(t, [[0, 1], [2, 0]], u)
+        gt, gu = tf.gradients(tf.reduce_sum(out * [[1.0, 2.0]]), [t, u])
+        with tf.Session() as sess:
+            o, a, b = sess.run([out, gt, gu], {t: np.ones((3, 2)), u: [5.0, 6.0]})
+    np.testing.assert_array_equal(o, [[1, 5], [1, 1], [6, 1]])
+    np.testing.assert_array_equal(a, [[1, 0], [1, 2], [0, 2]])  # replaced entries get none
+    np.testing.assert_array_equal(b, [2, 1])
