@@ -46,7 +46,13 @@ from ..ops.pooling import avg_pool, max_pool  # noqa: F401
 from ..ops.reduce import reduce_mean
 from ..ops.top_k import in_top_k, top_k  # noqa: F401
 from . import rnn_cell  # noqa: F401
-from .convolution import atrous_conv2d, conv3d, separable_conv2d  # noqa: F401
+from .convolution import (  # noqa: F401
+    atrous_conv2d,
+    avg_pool3d,
+    conv3d,
+    max_pool3d,
+    separable_conv2d,
+)
 from .recurrent import (  # noqa: F401
     bidirectional_dynamic_rnn,
     dynamic_rnn,

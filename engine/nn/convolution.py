@@ -1,14 +1,19 @@
-"""``tf.nn.separable_conv2d``, ``tf.nn.atrous_conv2d`` and ``tf.nn.conv3d``: compositions of
-the 2-D convolution ops (TF's nn_impl.separable_conv2d and nn_ops.atrous_conv2d; conv3d as one
-conv2d per depth tap over the depth slices folded into the batch, summed)."""
+"""``tf.nn.separable_conv2d``, ``tf.nn.atrous_conv2d``, ``tf.nn.conv3d`` and the 3-D pools:
+compositions of the 2-D convolution and pooling ops (TF's nn_impl.separable_conv2d and
+nn_ops.atrous_conv2d; conv3d as one conv2d per depth tap over the depth slices folded into the
+batch, summed; max_pool3d / avg_pool3d as 2-D pools of every depth plane, then the max or mean
+over each depth window's planes inside the input, which is TF's window: the box's count
+factors into depth and plane counts)."""
 
 from __future__ import annotations
 
 from ..framework.errors import ShapeError
-from ..ops.array import reshape, strided_slice
+from ..ops.array import reshape, stack, strided_slice
 from ..ops.conv import conv2d, depthwise_conv2d
 from ..ops.core import as_tensors
 from ..ops.math import add_n
+from ..ops.pooling import avg_pool, max_pool
+from ..ops.reduce import reduce_max, reduce_mean
 from ..ops.slicing import pad
 
 
@@ -83,3 +88,58 @@ def conv3d(input, filter=None, strides=None, padding=None, data_format="NDHWC", 
     out = add_n(taps) if len(taps) > 1 else taps[0]
     _, oh, ow, oc = out.shape.dims
     return reshape(out, [-1, out_d, oh, ow, oc], name=name or "Conv3D")
+
+
+def _volume(x, what):
+    if x.shape.ndims != 5 or None in x.shape.dims[1:]:
+        raise ValueError(f"{what}: input must be [batch, depth, height, width, channels] with all "
+                         f"but the batch size known, got {x.shape}")
+    return x.shape.dims[1:]
+
+
+def _five(values, what, name):
+    values = [int(v) for v in values]
+    if len(values) != 5 or values[0] != 1 or values[4] != 1:
+        raise ValueError(f"{what}: {name} must be [1, d, h, w, 1], got {values}")
+    return values
+
+
+def _depth_windows(depth, kd, sd, padding):
+    """The input planes of each output plane's depth window (TF's SAME or VALID windows)."""
+    if padding == "SAME":
+        out_d = -(-depth // sd)
+        before = max((out_d - 1) * sd + kd - depth, 0) // 2
+    elif padding == "VALID":
+        out_d, before = (depth - kd) // sd + 1, 0
+    else:
+        raise ValueError(f"padding must be SAME or VALID, got {padding!r}")
+    if out_d < 1:
+        raise ShapeError(f"a window of depth {kd} does not fit an input of depth {depth}")
+    return [[p for p in range(d * sd - before, d * sd - before + kd) if 0 <= p < depth]
+            for d in range(out_d)]
+
+
+def _pool3d(pool2d, reduce, value, ksize, strides, padding, what, name):
+    x = as_tensors(value)[0]
+    depth, height, width, channels = _volume(x, what)
+    _, kd, kh, kw, _ = _five(ksize, what, "ksize")
+    _, sd, sh, sw, _ = _five(strides, what, "strides")
+    planes = pool2d(reshape(x, [-1, height, width, channels]), [1, kh, kw, 1], [1, sh, sw, 1],
+                    padding)
+    _, oh, ow, _ = planes.shape.dims
+    planes = reshape(planes, [-1, depth, oh, ow, channels])
+    outs = [reduce(strided_slice(planes, (slice(None), slice(w[0], w[-1] + 1))), axis=1)
+            for w in _depth_windows(depth, kd, sd, padding)]
+    return stack(outs, axis=1, name=name)
+
+
+def max_pool3d(input, ksize, strides, padding, data_format="NDHWC", name=None):  # noqa: A002
+    """``tf.nn.max_pool3d``: the maximum of each [kd, kh, kw] window."""
+    return _pool3d(max_pool, reduce_max, input, ksize, strides, padding, "max_pool3d",
+                   name or "MaxPool3D")
+
+
+def avg_pool3d(input, ksize, strides, padding, data_format="NDHWC", name=None):  # noqa: A002
+    """``tf.nn.avg_pool3d``: the mean of each window's elements inside the input."""
+    return _pool3d(avg_pool, reduce_mean, input, ksize, strides, padding, "avg_pool3d",
+                   name or "AvgPool3D")

@@ -94,3 +94,21 @@ def test_conv3d_against_a_loop_and_same_padding():
     assert run(tf.nn.conv3d(x, k, [1, 2, 2, 1, 1], "SAME")).shape == (2, 2, 3, 3, 3)
     with pytest.raises(ValueError, match="strides"):
         tf.nn.conv3d(x, k, [1, 1, 1, 1], "SAME")
+
+
+@pytest.mark.parametrize(("pool", "reduce"), [(tf.nn.max_pool3d, np.max),
+                                              (tf.nn.avg_pool3d, np.mean)])
+def test_3d_pools_against_a_loop_over_tf_windows(pool, reduce):
+    x = np.random.default_rng(5).normal(size=(1, 5, 4, 3, 2))
+    got = run(pool(x, [1, 2, 3, 2, 1], [1, 2, 2, 1, 1], "SAME"))
+    # SAME: out = ceil(in / stride); the window starts pad_before = total // 2 before
+    want = np.zeros((1, 3, 2, 3, 2))
+    for d in range(3):
+        for h in range(2):
+            for w in range(3):
+                d0, h0, w0 = d * 2 - 0, h * 2 - 0, w - 0  # totals 1, 1, 1: nothing before
+                box = x[:, max(d0, 0):d0 + 2, max(h0, 0):h0 + 3, max(w0, 0):w0 + 2]
+                want[:, d, h, w] = reduce(box, axis=(1, 2, 3))
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+    with pytest.raises(ValueError, match="ksize"):
+        pool(x, [2, 2, 2], [1, 1, 1, 1, 1], "SAME")
