@@ -35,6 +35,7 @@ from .resizing import (  # noqa: F401
     ResizeMethod,
     resize,
     resize_area,
+    resize_bicubic,
     resize_bilinear,
     resize_images,
     resize_nearest_neighbor,

@@ -9,7 +9,7 @@ from ..ops.image_ops import resize as _resize
 
 
 class ResizeMethod:
-    """TF 1.x's method codes; bicubic resizing is not implemented here."""
+    """TF 1.x's method codes."""
 
     BILINEAR = 0
     NEAREST_NEIGHBOR = 1
@@ -18,8 +18,8 @@ class ResizeMethod:
 
 
 _BY_CODE = {ResizeMethod.BILINEAR: "bilinear", ResizeMethod.NEAREST_NEIGHBOR: "nearest",
-            ResizeMethod.AREA: "area", "bilinear": "bilinear", "nearest": "nearest",
-            "area": "area"}
+            ResizeMethod.AREA: "area", ResizeMethod.BICUBIC: "bicubic", "bilinear": "bilinear",
+            "nearest": "nearest", "area": "area", "bicubic": "bicubic"}
 
 
 def _static_size(size, what):
@@ -39,7 +39,7 @@ def resize_images(images, size, method=ResizeMethod.BILINEAR, align_corners=Fals
         raise NotImplementedError("resize_images: preserve_aspect_ratio is not supported")
     if method not in _BY_CODE:
         raise NotImplementedError(f"resize_images: method {method!r} is not supported "
-                                  f"(bilinear, nearest neighbour and area are)")
+                                  f"(bilinear, nearest neighbour, bicubic and area are)")
     images = convert_to_tensor(images)
     rank = images.shape.ndims
     if rank not in (3, 4):
@@ -67,6 +67,14 @@ def resize_nearest_neighbor(images, size, align_corners=False, name=None,
         raise NotImplementedError("resize_nearest_neighbor: half_pixel_centers is not supported")
     return _resize(convert_to_tensor(images), _static_size(size, "resize_nearest_neighbor"),
                    "nearest", align_corners, name=name or "ResizeNearestNeighbor")
+
+
+def resize_bicubic(images, size, align_corners=False, name=None, half_pixel_centers=False):
+    """TF's ResizeBicubic op (legacy sampling): four taps per axis, Keys' cubic a = -0.75."""
+    if half_pixel_centers:
+        raise NotImplementedError("resize_bicubic: half_pixel_centers is not supported")
+    return _resize(convert_to_tensor(images), _static_size(size, "resize_bicubic"), "bicubic",
+                   align_corners, name=name or "ResizeBicubic")
 
 
 def resize_area(images, size, align_corners=False, name=None):

@@ -8,7 +8,8 @@ interpolation matrices of the two axes (bilinear: two taps weighted ``1 - lerp, 
 lower index ``floor(pos)`` and the upper ``min(floor(pos) + 1, in - 1)``, TF's
 ``compute_interpolation_weights``; nearest: one tap at ``min(floor(pos), in - 1)``, or
 ``roundf(pos)``, halves away from zero, with align_corners; area: the average of the input
-pixels the output pixel's ``[pos, pos + scale)`` covers, weighted by overlap, TF's ResizeArea).
+pixels the output pixel's ``[pos, pos + scale)`` covers, weighted by overlap, TF's ResizeArea;
+bicubic: four taps around ``floor(pos)``, clamped to the edge, weighted by TF's legacy cubic).
 So the gradient is the
 transposed matrices applied to the output gradient (``ResizeGrad``), and its gradient the
 resize again.
@@ -23,7 +24,26 @@ from ..framework.errors import ShapeError
 from ..framework.graph import TensorShape
 from ..framework.registry import apply, register
 
-METHODS = ("bilinear", "nearest", "area")
+METHODS = ("bilinear", "nearest", "area", "bicubic")
+
+#: TF's legacy bicubic kernel: Keys' cubic with a = -0.75, its weights read from a table of
+#: 1024 + 1 fractional offsets (resize_bicubic_op.cc's kTableSize), so the weights are TF's
+BICUBIC_A = -0.75
+BICUBIC_TABLE_SIZE = 1024
+
+
+def _bicubic_weights(delta):
+    """[len(delta), 4] weights of the taps at floor(pos) - 1 .. floor(pos) + 2."""
+    a = BICUBIC_A
+    x = np.round(delta * BICUBIC_TABLE_SIZE) / BICUBIC_TABLE_SIZE  # the table's entry
+
+    def near(t):  # |t| <= 1
+        return ((a + 2) * t - (a + 3)) * t * t + 1
+
+    def far(t):  # 1 < |t| < 2
+        return ((a * t - 5 * a) * t + 8 * a) * t - 4 * a
+
+    return np.stack([far(x + 1), near(x), near(1 - x), far(2 - x)], axis=1)
 
 
 def _scale(n_in, n_out, align_corners):
@@ -37,6 +57,12 @@ def interpolation_matrix(n_in, n_out, method, align_corners):
     pos = np.arange(n_out) * _scale(n_in, n_out, align_corners)
     w = np.zeros((n_out, n_in))
     rows = np.arange(n_out)
+    if method == "bicubic":
+        lo = np.floor(pos).astype(np.int64)
+        w = np.zeros((n_out, n_in))
+        taps = np.clip(lo[:, None] + np.arange(-1, 3), 0, n_in - 1)
+        np.add.at(w, (np.repeat(rows, 4), taps.ravel()), _bicubic_weights(pos - lo).ravel())
+        return w
     if method == "area":
         scale = _scale(n_in, n_out, align_corners)
         taps = np.arange(max(n_in, int(np.ceil(pos[-1] + scale))))

@@ -297,6 +297,7 @@ case("SliceAt", "tensor-begin",
 case("Resize", "bilinear-up", lambda x: tf.image.resize_bilinear(x, [5, 3]), anything(2, 3, 2, 2))
 case("Resize", "bilinear-down-corners",
      lambda x: tf.image.resize_bilinear(x, [2, 2], align_corners=True), anything(1, 3, 4, 1))
+case("Resize", "bicubic", lambda x: tf.image.resize_bicubic(x, [4, 5]), anything(1, 3, 4, 1))
 case("Resize", "area-down", lambda x: tf.image.resize_area(x, [2, 3]), anything(1, 3, 4, 2))
 case("Resize", "nearest", lambda x: tf.image.resize_nearest_neighbor(x, [4, 3]),
      anything(1, 3, 2, 2))
