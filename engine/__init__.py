@@ -279,7 +279,6 @@ from .ops.sparse import (  # noqa: F401
     unsorted_segment_sum,
 )
 from .ops.tensor_array_ops import TensorArray  # noqa: F401
-from .image.adjustments import random_crop  # noqa: F401  (tf.random_crop, TF 1.x's name)
 from .ops.trig import acos, asin, atan, atan2, cosh, sinh, tan  # noqa: F401
 from .ops.variables import (  # noqa: F401
     AUTO_REUSE,
