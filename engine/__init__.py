@@ -18,6 +18,7 @@ from . import (  # noqa: F401
     contrib,
     data,
     estimator,
+    feature_column,
     image,
     keras,
     linalg,
@@ -173,6 +174,7 @@ from .ops.linalg import (  # noqa: F401
     trace,
 )
 from .ops.logging_ops import Print  # noqa: F401
+from .ops.lookup_ops import string_to_hash_bucket_fast  # noqa: F401
 from .ops.masking import boolean_mask, count_nonzero, logical_xor, sequence_mask  # noqa: F401
 from .ops.math import (  # noqa: F401
     abs_ as abs,  # noqa: A001

@@ -5,11 +5,14 @@
 - ``run_config``: ``RunConfig``;
 - ``estimator``: ``Estimator`` (train, evaluate, predict; checkpoints through ``tf.train.Saver``);
 - ``inputs``: ``numpy_input_fn`` on ``tf.data``;
-- ``training``: ``train_and_evaluate`` with ``TrainSpec`` and ``EvalSpec``.
+- ``training``: ``train_and_evaluate`` with ``TrainSpec`` and ``EvalSpec``;
+- ``canned``: ``DNNClassifier``, ``DNNRegressor``, ``LinearClassifier``, ``LinearRegressor`` on
+  feature columns, with the heads of ``head``.
 """
 
 import types as _types
 
+from .canned import DNNClassifier, DNNRegressor, LinearClassifier, LinearRegressor  # noqa: F401
 from .estimator import Estimator, NanLossDuringTrainingError  # noqa: F401
 from .inputs import numpy_input_fn
 from .model_fn import EstimatorSpec, ModeKeys  # noqa: F401

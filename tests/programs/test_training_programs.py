@@ -3,6 +3,8 @@ estimators on feature columns, SavedModel), run as a user runs them, against num
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 
 from tests.programs.test_programs import run
@@ -36,3 +38,62 @@ def test_monitored_training_session_program_resumes(tmp_path):
     steps = sorted(int(p.name[len("model.ckpt-"):-len(".index")])
                    for p in tmp_path.glob("model.ckpt-*.index"))
     assert steps == [0, 4, 6, 10]  # made, every 4 steps, at the end; made again at 6, then 10
+
+
+def _checkpoint_arrays(prefix):
+    """A checkpoint's arrays read as the format documents them (saver.py): the data file is an
+    npz keyed by variable name."""
+    with np.load(f"{prefix}.data-00000-of-00001") as data:
+        return {k: data[k] for k in data.files}
+
+
+def _softmax(z):
+    e = np.exp(z - z.max(1, keepdims=True))
+    return e / e.sum(1, keepdims=True)
+
+
+def test_dnn_classifier_program_matches_a_numpy_replay(tmp_path):
+    """DNNClassifier on feature columns: input_layer's columns in name order (color_indicator,
+    x), ReLU hidden layer, softmax cross-entropy summed over the batch (TF 1.x's SUM), Adagrad
+    at 0.05 from accumulators of 0.1, from the initial variables of model.ckpt-0; evaluate's
+    loss is the mean of the batches' summed losses, average_loss the mean per example."""
+    lines = run("dnn_classifier.py", str(tmp_path))
+    rng = np.random.RandomState(3)
+    x = rng.randn(24, 2).astype(np.float32)
+    color = rng.randint(0, 3, 24)
+    label = (x[:, 0] > 0).astype(np.int64) + (color == 2)
+    inputs = np.concatenate([np.eye(3)[color], x], 1)
+    v = {k: w.astype(np.float64) for k, w in _checkpoint_arrays(tmp_path / "model.ckpt-0").items()
+         if k.startswith("dnn/")}
+    names = ["dnn/hiddenlayer_0/kernel", "dnn/hiddenlayer_0/bias", "dnn/logits/kernel",
+             "dnn/logits/bias"]
+    accum = {n: np.full_like(v[n], 0.1) for n in names}
+
+    def forward(rows):
+        h = np.maximum(inputs[rows] @ v[names[0]] + v[names[1]], 0)
+        return h, _softmax(h @ v[names[2]] + v[names[3]])
+
+    for step in range(10):
+        rows = np.arange(8 * (step % 3), 8 * (step % 3) + 8)
+        h, p = forward(rows)
+        dz = p - np.eye(3)[label[rows]]  # d(summed loss)/d logits
+        dh = dz @ v[names[2]].T * (h > 0)
+        grads = [inputs[rows].T @ dh, dh.sum(0), h.T @ dz, dz.sum(0)]
+        for n, g in zip(names, grads):
+            accum[n] += g * g
+            v[n] -= 0.05 * g / np.sqrt(accum[n])
+    _, p = forward(np.arange(24))
+    losses = -np.log(p[np.arange(24), label])
+    metrics = json.loads(lines[0])
+    np.testing.assert_allclose(metrics["average_loss"], losses.mean(), rtol=1e-4)
+    np.testing.assert_allclose(metrics["loss"], losses.reshape(3, 8).sum(1).mean(), rtol=1e-4)
+    assert metrics["accuracy"] == np.float32(np.mean(p.argmax(1) == label))
+    assert metrics["global_step"] == 10
+    predictions = [json.loads(line) for line in lines[1:]]
+    np.testing.assert_allclose([q["probabilities"] for q in predictions], p[:4], rtol=1e-4,
+                               atol=1e-6)
+    assert [q["class_ids"] for q in predictions] == [[int(i)] for i in p[:4].argmax(1)]
+    assert [q["classes"] for q in predictions] == [[str(i)] for i in p[:4].argmax(1)]
+    final = _checkpoint_arrays(tmp_path / "model.ckpt-10")
+    for n in names:
+        np.testing.assert_allclose(final[n], v[n], rtol=1e-4, atol=1e-6)
