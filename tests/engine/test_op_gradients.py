@@ -24,6 +24,7 @@ import pytest
 
 import engine as tf
 from engine.framework.registry import OPS, apply
+from engine.ops.lookup_ops import categorical_identity, index_to_string, vocabulary_lookup
 from engine.ops.rnn import rnn_states
 
 # -- sample values -------------------------------------------------------------------------
@@ -649,6 +650,11 @@ NON_DIFFERENTIABLE: dict[str, Callable] = {
     "PyFunc": lambda x: tf.py_func(np.sin, [x], tf.float64),
     "TensorArrayNew": lambda x: tf.TensorArray(tf.float64, 2, element_shape=[3]).stack(),
     "EagerPyFunc": lambda x: tf.py_function(tf.sin, [x], tf.float64),
+    # feature columns' lookups (ops/lookup_ops.py)
+    "StringToHashBucketFast": lambda x: tf.string_to_hash_bucket_fast(tf.constant(["a"]), 2),
+    "VocabularyLookup": lambda x: vocabulary_lookup(tf.argmax(x, 1), [0, 2]),
+    "CategoricalIdentity": lambda x: categorical_identity(tf.argmax(x, 1), 3),
+    "IndexToString": lambda x: tf.size(index_to_string(tf.argmax(x, 1), ["a", "b", "c"])),
 }
 
 # Differentiating these raises: the rnn op has no second-order derivatives (engine/ops/rnn.py),
