@@ -27,6 +27,7 @@ from . import (  # noqa: F401
     metrics,
     nn,
     ops,
+    saved_model,
     summary,
     train,
 )

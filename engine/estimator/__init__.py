@@ -5,6 +5,7 @@
 - ``run_config``: ``RunConfig``;
 - ``estimator``: ``Estimator`` (train, evaluate, predict; checkpoints through ``tf.train.Saver``);
 - ``inputs``: ``numpy_input_fn`` on ``tf.data``;
+- ``export``: what ``Estimator.export_savedmodel`` serves (receivers, outputs);
 - ``training``: ``train_and_evaluate`` with ``TrainSpec`` and ``EvalSpec``;
 - ``canned``: ``DNNClassifier``, ``DNNRegressor``, ``LinearClassifier``, ``LinearRegressor`` on
   feature columns, with the heads of ``head``.
@@ -12,6 +13,7 @@
 
 import types as _types
 
+from . import export  # noqa: F401  (tf.estimator.export)
 from .canned import DNNClassifier, DNNRegressor, LinearClassifier, LinearRegressor  # noqa: F401
 from .estimator import Estimator, NanLossDuringTrainingError  # noqa: F401
 from .inputs import numpy_input_fn

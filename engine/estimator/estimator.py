@@ -54,11 +54,14 @@ from ..ops.variables import (
     trainable_variables,
 )
 from ..runtime.session import Session
+from ..saved_model import DEFAULT_SERVING_SIGNATURE_DEF_KEY as DEFAULT_SERVING_KEY
+from ..saved_model import SERVING, SavedModelBuilder, predict_signature_def
 from ..summary import FileWriter, Summary, merge_all, scalar
 from ..train.checkpoint_management import get_checkpoint_state, latest_checkpoint
 from ..train.global_step import get_or_create_global_step
 from ..train.saver import Saver, list_variables, load_variable
 from ..train.session_run_hook import NanLossDuringTrainingError, run_with_hooks
+from .export import PredictOutput, ServingInputReceiver
 from .model_fn import EstimatorSpec, ModeKeys
 from .run_config import RunConfig
 
@@ -319,6 +322,53 @@ class Estimator:
         if path is None:
             return None
         return int(load_variable(path, GraphKeys.GLOBAL_STEP))
+
+    # -- export ------------------------------------------------------------------------------
+    def export_savedmodel(self, export_dir_base, serving_input_receiver_fn, assets_extra=None,
+                          as_text=False, checkpoint_path=None, strip_default_attrs=False):
+        """Write a SavedModel (tf.saved_model's format, tagged ``serve``) of the PREDICT graph
+        fed by ``serving_input_receiver_fn``'s receiver, with the latest checkpoint's values, to
+        a new directory ``export_dir_base/<timestamp>``; returns its path (bytes, as TF). Its
+        signatures are the spec's ``export_outputs`` (PredictOutput), else ``serving_default``:
+        the predictions."""
+        if assets_extra:
+            raise ValueError("export_savedmodel: assets_extra is not supported here.")
+        checkpoint = checkpoint_path or self.latest_checkpoint()
+        if checkpoint is None:
+            raise ValueError(f"Couldn't find trained model at {self._model_dir}.")
+        graph = self._graph()
+        with graph.as_default():
+            get_or_create_global_step()
+            receiver = serving_input_receiver_fn()
+            if not isinstance(receiver, ServingInputReceiver):
+                raise ValueError(f"serving_input_receiver_fn must return a "
+                                 f"ServingInputReceiver, given: {receiver!r}")
+            spec = self._spec(receiver.features, None, ModeKeys.PREDICT)
+            outputs = spec.export_outputs or {DEFAULT_SERVING_KEY: PredictOutput(
+                spec.predictions)}
+            signatures = {key: predict_signature_def(receiver.receiver_tensors,
+                                                     PredictOutput(out).outputs
+                                                     if not isinstance(out, PredictOutput)
+                                                     else out.outputs)
+                          for key, out in outputs.items()}
+            saver = Saver(global_variables(), allow_empty=True)
+            with self._session(graph) as sess:
+                sess.run([global_variables_initializer(), local_variables_initializer()])
+                saver.restore(sess, checkpoint)
+                base = os.fspath(export_dir_base)
+                stamp = int(time.time())
+                while os.path.exists(os.path.join(base, str(stamp))):
+                    stamp += 1
+                export_dir = os.path.join(base, str(stamp))
+                temp_dir = os.path.join(base, f"temp-{stamp}")
+                builder = SavedModelBuilder(temp_dir)
+                builder.add_meta_graph_and_variables(sess, [SERVING], signatures)
+                builder.save(as_text)
+                os.replace(temp_dir, export_dir)
+        logger.info("SavedModel written to: %s", export_dir)
+        return export_dir.encode()
+
+    export_saved_model = export_savedmodel
 
     # -- evaluate ----------------------------------------------------------------------------
     def evaluate(self, input_fn, steps=None, hooks=None, checkpoint_path=None, name=None):

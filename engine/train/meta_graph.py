@@ -216,7 +216,8 @@ def read_meta_graph(filename):
     return meta
 
 
-def _scoped(name, scope):
+def scoped(name, scope):
+    """``name`` (an op or tensor name, ``^name`` for a control input) under ``import_scope``."""
     if not scope:
         return name
     return f"^{scope}/{name[1:]}" if name.startswith("^") else f"{scope}/{name}"
@@ -232,8 +233,8 @@ def _mark_used(graph, name):
 
 def _rebuild(graph, record, scope):
     ops = record["ops"]
-    clashes = [_scoped(op["name"], scope) for op in ops
-               if _scoped(op["name"], scope) in graph._ops_by_name]
+    clashes = [scoped(op["name"], scope) for op in ops
+               if scoped(op["name"], scope) in graph._ops_by_name]
     if clashes:
         raise ValueError(f"import_meta_graph: the graph already has ops named {clashes[:3]}"
                          f"{' ...' if len(clashes) > 3 else ''}; import into a new graph "
@@ -244,14 +245,14 @@ def _rebuild(graph, record, scope):
     variables = []
     with graph.as_default(), graph.control_dependencies(None), graph.name_scope(None):
         for op_record in ops:
-            name = _scoped(op_record["name"], scope)
-            inputs = [graph.get_tensor_by_name(_scoped(t, scope)) for t in op_record["inputs"]]
+            name = scoped(op_record["name"], scope)
+            inputs = [graph.get_tensor_by_name(scoped(t, scope)) for t in op_record["inputs"]]
             attrs = {k: _decode(_rescope(v, scope), graph) for k, v in op_record["attrs"].items()}
             specs = [(_dtypes.as_dtype(d), TensorShape(s)) for d, s in op_record["outputs"]]
             is_var = "variable" in op_record
             op = graph._add_op(op_record["type"], name, inputs, attrs, specs,
                                output_class=_Bare if is_var else None, exact_name=True)
-            op.control_inputs = [graph.get_operation_by_name(_scoped(c, scope))
+            op.control_inputs = [graph.get_operation_by_name(scoped(c, scope))
                                  for c in op_record["control_inputs"]]
             if "gradient_op_type" in op_record:
                 op._gradient_op_type = op_record["gradient_op_type"]
@@ -264,16 +265,16 @@ def _rebuild(graph, record, scope):
                 var._trainable = bool(op_record["variable"]["trainable"])
                 variables.append((var, op_record["variable"]))
     for var, info in variables:
-        var.initial_value = graph.get_tensor_by_name(_scoped(info["initial_value"], scope))
+        var.initial_value = graph.get_tensor_by_name(scoped(info["initial_value"], scope))
         var._guarded_initial_value = graph.get_tensor_by_name(
-            _scoped(info["guarded_initial_value"], scope))
-        var.initializer = graph.get_operation_by_name(_scoped(info["initializer"], scope))
+            scoped(info["guarded_initial_value"], scope))
+        var.initializer = graph.get_operation_by_name(scoped(info["initializer"], scope))
     for key, items in record["collections"].items():
         for item in items:
             if isinstance(item, dict) and "op" in item:
-                item = graph.get_operation_by_name(_scoped(item["op"], scope))
+                item = graph.get_operation_by_name(scoped(item["op"], scope))
             elif isinstance(item, dict):
-                item = graph.get_tensor_by_name(_scoped(item["tensor"], scope))
+                item = graph.get_tensor_by_name(scoped(item["tensor"], scope))
             graph.add_to_collection(key, item)
 
 
@@ -285,7 +286,7 @@ def _rescope(value, scope):
         return [_rescope(v, scope) for v in value]
     if isinstance(value, dict):
         if set(value) == {"tensor"}:
-            return {"tensor": _scoped(value["tensor"], scope)}
+            return {"tensor": scoped(value["tensor"], scope)}
         return {k: _rescope(v, scope) for k, v in value.items()}
     return value
 
@@ -298,5 +299,5 @@ def import_graph(meta, import_scope=None, where="the meta graph"):
                          "build it in code and restore its variables with tf.train.Saver()")
     graph = get_default_graph()
     _rebuild(graph, meta["graph"], import_scope)
-    return {key: graph.get_tensor_by_name(_scoped(name, import_scope))
+    return {key: graph.get_tensor_by_name(scoped(name, import_scope))
             for key, name in meta.get("saver", {}).get("var_list", {}).items()}

@@ -1,0 +1,131 @@
+"""tf.saved_model (TF 1.x): simple_save / SavedModelBuilder / loader.load round trips, TF's
+refusals, and the documented directory layout."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+import engine as tf
+
+
+def _model():
+    x = tf.placeholder(tf.float32, [None, 2], name="x")
+    w = tf.Variable([[1.0], [-2.0]], name="w")
+    b = tf.Variable([0.5], name="b")
+    y = tf.identity(tf.matmul(x, w) + b, name="y")
+    return x, w, b, y
+
+
+def test_simple_save_and_load(tmp_path):
+    export = tmp_path / "model"
+    graph = tf.Graph()
+    with graph.as_default():
+        x, w, b, y = _model()
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            sess.run(tf.assign(w, [[3.0], [4.0]]))  # a trained value, not the initial one
+            tf.saved_model.simple_save(sess, str(export), {"x": x}, {"y": y})
+    assert sorted(p.name for p in export.iterdir()) == ["saved_model.json", "variables"]
+    assert sorted(p.name for p in (export / "variables").iterdir()) == [
+        "variables.data-00000-of-00001", "variables.index"]
+    saved = json.loads((export / "saved_model.json").read_text())
+    assert saved["format"] == "gradpipe-saved-model" and saved["meta_graphs"][0]["tags"] == [
+        "serve"]
+    with tf.Graph().as_default() as fresh, tf.Session(graph=fresh) as sess:
+        meta = tf.saved_model.loader.load(sess, [tf.saved_model.tag_constants.SERVING],
+                                          str(export))
+        signature = meta.signature_def[
+            tf.saved_model.signature_constants.DEFAULT_SERVING_SIGNATURE_DEF_KEY]
+        assert signature.method_name == "tensorflow/serving/predict"
+        assert signature.inputs["x"].name == "x:0" and signature.outputs["y"].name == "y:0"
+        assert signature.inputs["x"].tensor_shape == [None, 2]
+        got = sess.run(signature.outputs["y"].name,
+                       {signature.inputs["x"].name: [[1.0, 1.0], [2.0, 0.0]]})
+    np.testing.assert_allclose(got, [[7.5], [6.5]])
+
+
+def test_builder_tag_sets_main_op_and_scope(tmp_path):
+    export = tmp_path / "model"
+    with tf.Graph().as_default():
+        x, w, b, y = _model()
+        counter = tf.Variable(0, name="counter")
+        bump = tf.assign_add(counter, 10, name="bump").op
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            builder = tf.saved_model.builder.SavedModelBuilder(str(export))
+            with pytest.raises(AssertionError, match="has not been saved yet"):
+                builder.add_meta_graph(["eval"])
+            builder.add_meta_graph_and_variables(
+                sess, ["serve"], {"predict": tf.saved_model.predict_signature_def(
+                    {"x": x}, {"y": y})}, main_op=bump)
+            with pytest.raises(AssertionError, match="already been saved"):
+                builder.add_meta_graph_and_variables(sess, ["train"])
+            builder.add_meta_graph(["train", "gpu"])
+            builder.save()
+    with tf.Graph().as_default() as graph, tf.Session(graph=graph) as sess:
+        meta = tf.saved_model.loader.load(sess, ["serve"], str(export), import_scope="m")
+        assert meta.signature_def["predict"].outputs["y"].name == "m/y:0"
+        assert sess.run("m/counter:0") == 10  # restored 0, then the main op
+    with tf.Graph().as_default() as graph, tf.Session(graph=graph) as sess:
+        assert tf.saved_model.loader.load(sess, ["gpu", "train"], str(export)).signature_def == {}
+        with pytest.raises(RuntimeError, match=r"tags \['serve', 'train'\] could not be found"):
+            tf.saved_model.loader.load(sess, ["train", "serve"], str(export))
+    with pytest.raises(AssertionError, match="already exists, and isn't empty"):
+        tf.saved_model.builder.SavedModelBuilder(str(export))
+    assert tf.saved_model.loader.maybe_saved_model_directory(str(export))
+    with pytest.raises(OSError, match="SavedModel file does not exist"):
+        tf.saved_model.loader.load(tf.Session(graph=tf.Graph()), ["serve"], str(tmp_path))
+
+
+def test_refuses_what_cannot_be_saved(tmp_path):
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.float32, [2], name="x")
+
+        @tf.custom_gradient
+        def clipped(v):
+            return tf.identity(v), lambda dy: tf.clip_by_value(dy, -1.0, 1.0)
+
+        y = clipped(x)
+        with tf.Session() as sess:
+            with pytest.raises(ValueError, match="cannot be saved as a SavedModel"):
+                tf.saved_model.simple_save(sess, str(tmp_path / "a"), {"x": x}, {"y": y})
+    with tf.Graph().as_default():
+        x, w, b, y = _model()
+        other = tf.Graph()
+        with other.as_default():
+            stray = tf.constant(1.0, name="stray")
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            with pytest.raises(ValueError, match="not a tensor of the session's graph"):
+                tf.saved_model.simple_save(sess, str(tmp_path / "b"), {"x": x}, {"s": stray})
+            with pytest.raises(ValueError, match="outputs cannot be None or empty"):
+                tf.saved_model.predict_signature_def({"x": x}, {})
+
+
+def test_estimator_export_savedmodel(tmp_path):
+    """A trained DNNRegressor exported with a raw receiver; the SavedModel, loaded into a fresh
+    session, predicts what Estimator.predict predicts."""
+    fc = tf.feature_column
+    x = np.linspace(-1, 1, 8, dtype=np.float32).reshape(-1, 2)
+    regressor = tf.estimator.DNNRegressor([3], [fc.numeric_column("x", shape=2)],
+                                          model_dir=str(tmp_path / "model"))
+    regressor.train(tf.estimator.inputs.numpy_input_fn(
+        {"x": x}, x.sum(1), batch_size=4, num_epochs=None, shuffle=False), steps=3)
+    with tf.Graph().as_default():
+        receiver_fn = tf.estimator.export.build_raw_serving_input_receiver_fn(
+            {"x": tf.placeholder(tf.float32, [None, 2])})
+    path = regressor.export_savedmodel(str(tmp_path / "export"), receiver_fn)
+    assert isinstance(path, bytes) and (tmp_path / "export").iterdir()
+    want = [p["predictions"] for p in regressor.predict(tf.estimator.inputs.numpy_input_fn(
+        {"x": x}, shuffle=False))]
+    with tf.Graph().as_default() as graph, tf.Session(graph=graph) as sess:
+        meta = tf.saved_model.loader.load(sess, ["serve"], path.decode())
+        signature = meta.signature_def["serving_default"]
+        got = sess.run(signature.outputs["predictions"].name,
+                       {signature.inputs["x"].name: x})
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+    with pytest.raises(ValueError, match="ServingInputReceiver"):
+        regressor.export_savedmodel(str(tmp_path / "export"), lambda: {"x": 1})
