@@ -13,11 +13,18 @@ are the engine's own (``tf.enable_eager_execution``, ``tf.Variable`` made eagerl
 
 Each call runs ``f`` in the eager context, so they work in a TF1 program that has not switched
 eager execution on for the whole process.
+
+Saving: ``tfe.Checkpoint`` is ``tf.train.Checkpoint`` (object paths, optimizer slots included;
+train/object_checkpoint.py); ``tfe.Saver(var_list)`` saves and restores eager variables by
+name, in the Saver's format. ``tfe.metrics`` holds ``Mean`` and ``Accuracy`` (eager_metrics.py).
 """
 
 from __future__ import annotations
 
 import functools
+import os
+
+import numpy as np
 
 from ..autodiff.tape import GradientTape
 from ..data.iterator_ops import EagerIterator
@@ -29,13 +36,18 @@ from ..framework.eager import (
 )
 from ..ops.core import convert_to_tensor
 from ..ops.variables import Variable
+from ..train.checkpoint_management import update_checkpoint_state
+from ..train.object_checkpoint import Checkpoint
+from ..train.saver import read_checkpoint, write_checkpoint
+from . import eager_metrics as metrics
 
 in_eager_mode = executing_eagerly
 Iterator = EagerIterator
 
 __all__ = ["enable_eager_execution", "executing_eagerly", "in_eager_mode", "Variable",
            "GradientTape", "Iterator", "defun", "num_gpus", "implicit_gradients",
-           "implicit_value_and_gradients", "gradients_function", "value_and_gradients_function"]
+           "implicit_value_and_gradients", "gradients_function", "value_and_gradients_function",
+           "Checkpoint", "Saver", "metrics"]
 
 
 def defun(func=None, input_signature=None, autograph=False, experimental_relax_shapes=False):
@@ -111,3 +123,31 @@ def gradients_function(f, params=None):
         return value_and_gradients_function(f, params)(*args, **kwds)[1]
 
     return grad_fn
+
+
+class Saver:
+    """``tfe.Saver(var_list)``: eager variables (a list, keyed by their names, or a dict) saved
+    to ``file_prefix`` (``-global_step``) and restored from it."""
+
+    def __init__(self, var_list):
+        if isinstance(var_list, dict):
+            self._names = dict(var_list)
+        else:
+            self._names = {v.op.name: v for v in var_list}
+        if not self._names:
+            raise ValueError("tfe.Saver: no variables to save")
+
+    def save(self, file_prefix, global_step=None, sess=None):
+        """Write the variables' values; returns the checkpoint's prefix."""
+        if global_step is not None:
+            file_prefix = f"{file_prefix}-{int(global_step)}"
+        write_checkpoint(file_prefix, {k: np.asarray(v.numpy()) for k, v in self._names.items()})
+        update_checkpoint_state(os.path.dirname(file_prefix) or ".", file_prefix)
+        return file_prefix
+
+    def restore(self, file_prefix):
+        """Load every variable's value from ``file_prefix`` (all keys checked first)."""
+        arrays = read_checkpoint(file_prefix, self._names)
+        with eager_mode():
+            for name, var in self._names.items():
+                var.assign(arrays[name].astype(var.dtype.as_numpy_dtype, copy=False))

@@ -55,6 +55,7 @@ from .monitored_session import (  # noqa: F401
     WorkerSessionCreator,
 )
 from .moving_averages import ExponentialMovingAverage
+from .object_checkpoint import Checkpoint  # noqa: F401
 from .optimizer import Optimizer
 from .rmsprop import RMSPropOptimizer
 from .saver import (
