@@ -86,6 +86,7 @@ from .session_run_hook import (  # noqa: F401
     SessionRunValues,
 )
 from .stages import STAGES, Pipeline, Stage, make_stage
+from .supervisor import Supervisor  # noqa: F401
 
 OPTIMIZERS = {
     "sgd": GradientDescentOptimizer,

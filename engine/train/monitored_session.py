@@ -79,9 +79,7 @@ class Scaffold:
                                                     global_variables_initializer)
         if self._local_init_op is None:
             self._local_init_op = Scaffold.get_or_default(
-                "local_init_op", GraphKeys.LOCAL_INIT_OP,
-                lambda: group(local_variables_initializer(),
-                              *graph.get_collection(GraphKeys.TABLE_INITIALIZERS)))
+                "local_init_op", GraphKeys.LOCAL_INIT_OP, default_local_init_op)
         if self._summary_op is None:
             self._summary_op = Scaffold.get_or_default("summary_op", SUMMARY_OP, merge_all)
         if self._saver is None:
@@ -118,6 +116,12 @@ class Scaffold:
         if found is not None:
             get_default_graph().add_to_collection(collection_key, found)
         return found
+
+
+def default_local_init_op():
+    """TF's default local init op: the local variables' and the tables' initializers."""
+    return group(local_variables_initializer(),
+                 *get_default_graph().get_collection(GraphKeys.TABLE_INITIALIZERS))
 
 
 class ChiefSessionCreator:
