@@ -166,3 +166,25 @@ def test_linear_classifier_defaults_to_ftrl_and_binary_metrics(tmp_path):
     with pytest.raises(ValueError, match="Unsupported optimizer name"):
         tf.estimator.DNNClassifier([2], [fc.numeric_column("x")], optimizer="Nadam").train(
             input_fn, steps=1)
+
+
+def test_label_vocabulary_and_weight_column(tmp_path):
+    """String labels through label_vocabulary and a weight column: at zero weights every logit is
+    0, each loss log 2, the summed loss log 2 times the weights' sum, average_loss and accuracy
+    weighted means (ties pick class 0, "no"), and classes the vocabulary's strings."""
+    features = {"x": np.array([1.0, -1.0, 2.0], np.float32),
+                "w": np.array([1.0, 2.0, 5.0], np.float32)}
+    labels = np.array(["no", "yes", "no"])
+    classifier = tf.estimator.LinearClassifier(
+        [fc.numeric_column("x")], model_dir=str(tmp_path), weight_column="w",
+        label_vocabulary=["no", "yes"], optimizer=tf.train.GradientDescentOptimizer(0.0))
+    input_fn = tf.estimator.inputs.numpy_input_fn(features, labels, batch_size=3, shuffle=False)
+    classifier.train(input_fn, steps=1)
+    metrics = classifier.evaluate(input_fn)
+    np.testing.assert_allclose(metrics["loss"], np.log(2) * 8, rtol=1e-6)
+    np.testing.assert_allclose(metrics["average_loss"], np.log(2), rtol=1e-6)
+    np.testing.assert_allclose(metrics["accuracy"], 6 / 8, rtol=1e-6)
+    np.testing.assert_allclose(metrics["label/mean"], 2 / 8, rtol=1e-6)
+    predictions = list(classifier.predict(tf.estimator.inputs.numpy_input_fn(
+        {"x": features["x"]}, shuffle=False)))
+    assert [p["classes"].tolist() for p in predictions] == [[b"no"]] * 3
