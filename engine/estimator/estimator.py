@@ -226,6 +226,7 @@ class Estimator:
             scalar("loss", spec.loss)
             summaries = merge_all()
             saver = self._saver()
+            graph.add_to_collection(GraphKeys.SAVERS, saver)  # for hooks that save (as TF)
             all_hooks = _Hooks([*(hooks or ()), *spec.training_chief_hooks,
                                 *spec.training_hooks])
             all_hooks.begin()

@@ -262,3 +262,19 @@ def test_warm_start_and_the_evaluation_events(tmp_path):
     got = {tag: (step, v) for step, tag, v in scalars_in(read_records(events))}
     assert got["loss"] == (4, pytest.approx(results["loss"], rel=1e-6))
     assert got["mae"] == (4, pytest.approx(results["mae"], rel=1e-6))
+
+
+def test_tf_hooks_in_train(tmp_path):
+    """TF's hooks run in Estimator.train: a CheckpointSaverHook finds the Estimator's saver in
+    the SAVERS collection (as TF's scaffold puts it there) and StopAtStepHook stops."""
+    est = estimator(tmp_path)
+    extra = tmp_path / "extra"
+    est.train(train_input(), hooks=[tf.train.CheckpointSaverHook(str(extra), save_steps=2),
+                                    tf.train.StopAtStepHook(last_step=5)])
+    assert est.get_variable_value("global_step") == 5
+    # the hook saves at 0, 2, 4 and 5 with the Estimator's saver, whose max_to_keep=5 also
+    # counts the Estimator's own saves (one saver, as in TF): the oldest went
+    assert sorted(int(p.name.split("-")[1].split(".")[0]) for p in extra.glob("*.index")) == [
+        2, 4, 5]
+    W, _ = sgd(batches(4, 3), 5)
+    np.testing.assert_allclose(tf.train.load_variable(str(extra), "W"), W, rtol=1e-12)
