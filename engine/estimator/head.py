@@ -13,7 +13,9 @@ The training loss is the SUM over the batch of the (weighted) per-example losses
 metrics: ``loss`` (the mean over batches of the training loss, added by ``Estimator``),
 ``average_loss`` (the weighted mean per-example loss), ``accuracy`` (classifiers),
 ``label/mean`` and ``prediction/mean`` (binary and regression; the mean probability for
-binary), ``accuracy_baseline`` (binary: the larger of the label mean and one minus it).
+binary), ``accuracy_baseline`` (binary: the larger of the label mean and one minus it),
+``precision``, ``recall`` and ``auc`` (binary; ``auc_precision_recall``, which TF sums by careful
+interpolation, is left out).
 ``classes`` are the ids as decimal strings, or the ``label_vocabulary`` entries, as bytes.
 """
 
@@ -21,7 +23,7 @@ from __future__ import annotations
 
 from ..framework import dtypes as _dtypes
 from ..losses import Reduction
-from ..metrics import accuracy, mean
+from ..metrics import accuracy, auc, mean, precision, recall
 from ..ops.array import concat, expand_dims, reshape
 from ..ops.lookup_ops import index_to_string, vocabulary_lookup
 from ..ops.math import cast, maximum, sigmoid, square
@@ -140,6 +142,9 @@ class Head:
             metrics["label/mean"] = label_mean
             metrics["accuracy_baseline"] = (maximum(label_mean[0], 1.0 - label_mean[0]),
                                             maximum(label_mean[1], 1.0 - label_mean[1]))
+            metrics["precision"] = precision(labels, predictions["class_ids"], weights)
+            metrics["recall"] = recall(labels, predictions["class_ids"], weights)
+            metrics["auc"] = auc(labels, predictions["logistic"], weights)
         return metrics
 
     # -- the spec -----------------------------------------------------------------------------

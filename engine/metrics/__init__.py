@@ -1,4 +1,5 @@
-"""``tf.metrics``: streaming metrics over batches, kept in local variables.
+"""``tf.metrics``: streaming metrics over batches, kept in local variables: ``mean``,
+``accuracy``, ``precision``, ``recall``, ``auc``.
 
 Each returns ``(value, update_op)``: running ``update_op`` adds one batch; ``value`` reads the
 metric of everything added since ``tf.local_variables_initializer()`` last ran. The variables
@@ -8,19 +9,21 @@ LOCAL_VARIABLES and METRIC_VARIABLES collections.
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..framework import dtypes as _dtypes
 from ..framework.graph import GraphKeys, add_to_collections
-from ..ops.array import size
-from ..ops.core import convert_to_tensor, zeros
-from ..ops.math import cast, equal, greater, truediv, where
+from ..ops.array import expand_dims, reshape, size
+from ..ops.core import constant, convert_to_tensor, zeros
+from ..ops.math import cast, equal, greater, logical_and, logical_not, truediv, where
 from ..ops.reduce import reduce_sum
 from ..ops.variables import Variable, assign_add, variable_scope
 
 METRIC_VARIABLES = "metric_variables"
 
 
-def _local(name):
-    return Variable(zeros([], _dtypes.float32), name=name, trainable=False,
+def _local(name, shape=()):
+    return Variable(zeros(list(shape), _dtypes.float32), name=name, trainable=False,
                     collections=[GraphKeys.LOCAL_VARIABLES, METRIC_VARIABLES])
 
 
@@ -69,3 +72,107 @@ def accuracy(labels, predictions, weights=None, metrics_collections=None,
     is_correct = cast(equal(predictions, labels), _dtypes.float32)
     return _mean_of(is_correct, weights, metrics_collections, updates_collections,
                     name or "accuracy")
+
+
+def _publish(value, update_op, metrics_collections, updates_collections):
+    if metrics_collections:
+        add_to_collections(metrics_collections, value)
+    if updates_collections:
+        add_to_collections(updates_collections, update_op)
+    return value, update_op
+
+
+def _confusion_counts(labels, predictions, weights, kinds, shape=()):
+    """Local counters (``true_positives``...) of the (weighted) pairs of boolean ``labels``
+    and ``predictions`` (broadcast together); (variables, their update ops) by kind."""
+    variables, updates = {}, {}
+    one = cast(labels, _dtypes.float32) * 0.0 + cast(predictions, _dtypes.float32) * 0.0 + 1.0
+    if weights is not None:
+        one = one * cast(weights, _dtypes.float32)
+    axis = 0 if shape else None
+    for kind in kinds:
+        is_label = labels if kind in ("true_positives", "false_negatives") else logical_not(labels)
+        is_pred = predictions if kind in ("true_positives", "false_positives") \
+            else logical_not(predictions)
+        if shape:  # auc's per-threshold counts: auc/true_positives (TF's names)
+            variables[kind] = _local(kind, shape)
+        else:
+            with variable_scope(kind):
+                variables[kind] = _local("count")
+        batch = reduce_sum(cast(logical_and(is_label, is_pred), _dtypes.float32) * one,
+                           axis=axis)
+        updates[kind] = assign_add(variables[kind], batch)
+    return variables, updates
+
+
+def _ratio_metric(labels, predictions, weights, other, metrics_collections,
+                  updates_collections, name):
+    """tp / (tp + other) over boolean labels and predictions (0 when nothing counted)."""
+    labels, predictions = cast(labels, _dtypes.bool_), cast(predictions, _dtypes.bool_)
+    with variable_scope(None, default_name=name):
+        counts, updates = _confusion_counts(labels, predictions, weights,
+                                            ["true_positives", other])
+        value = _safe_div(counts["true_positives"],
+                          counts["true_positives"] + counts[other], "value")
+        update_op = _safe_div(updates["true_positives"],
+                              updates["true_positives"] + updates[other], "update_op")
+    return _publish(value, update_op, metrics_collections, updates_collections)
+
+
+def precision(labels, predictions, weights=None, metrics_collections=None,
+              updates_collections=None, name=None):
+    """``true_positives / (true_positives + false_positives)`` of boolean (or 0/1) labels and
+    predictions."""
+    return _ratio_metric(labels, predictions, weights, "false_positives", metrics_collections,
+                         updates_collections, name or "precision")
+
+
+def recall(labels, predictions, weights=None, metrics_collections=None,
+           updates_collections=None, name=None):
+    """``true_positives / (true_positives + false_negatives)``."""
+    return _ratio_metric(labels, predictions, weights, "false_negatives", metrics_collections,
+                         updates_collections, name or "recall")
+
+
+_KINDS = ["true_positives", "false_negatives", "true_negatives", "false_positives"]
+
+
+def _auc_of(counts, curve, epsilon=1e-7):
+    """TF 1.x's trapezoidal AUC of the curve through the thresholds' confusion counts."""
+    tp, fn, tn, fp = (counts[k] for k in _KINDS)
+    rec = truediv(tp + epsilon, tp + fn + epsilon)
+    if curve == "ROC":
+        x, y = truediv(fp, fp + tn + epsilon), rec
+    else:
+        x, y = rec, truediv(tp + epsilon, tp + fp + epsilon)
+    return reduce_sum((x[:-1] - x[1:]) * (y[:-1] + y[1:]) / 2.0)
+
+
+def auc(labels, predictions, weights=None, num_thresholds=200, metrics_collections=None,
+        updates_collections=None, curve="ROC", name=None, summation_method="trapezoidal",
+        thresholds=None):
+    """The area under the ROC (or PR) curve, approximated as TF 1.x does: the confusion counts
+    at ``num_thresholds`` thresholds (-1e-7, then i / (num_thresholds - 1), then 1 + 1e-7; a
+    prediction counts as positive above a threshold) summed by the trapezoidal rule.
+    ``predictions`` are probabilities in [0, 1]."""
+    if curve not in ("ROC", "PR"):
+        raise ValueError(f"curve must be either ROC or PR, {curve} unknown")
+    if summation_method != "trapezoidal":
+        raise ValueError(f"auc: summation_method {summation_method!r} is not supported here "
+                         "(only 'trapezoidal')")
+    if thresholds is None:
+        inner = [(i + 1) / (num_thresholds - 1) for i in range(num_thresholds - 2)]
+        thresholds = [0.0 - 1e-7, *inner, 1.0 + 1e-7]
+    else:
+        thresholds = [0.0 - 1e-7, *thresholds, 1.0 + 1e-7]
+    labels = reshape(cast(labels, _dtypes.bool_), [-1, 1])
+    predictions = reshape(cast(predictions, _dtypes.float32), [-1, 1])
+    above = greater(predictions, constant(np.asarray(thresholds, np.float32)))
+    if weights is not None:
+        weights = expand_dims(reshape(cast(weights, _dtypes.float32), [-1]), 1)
+    with variable_scope(None, default_name="auc"):
+        counts, updates = _confusion_counts(labels, above, weights, _KINDS,
+                                            shape=[len(thresholds)])
+        value = _auc_of(counts, curve)
+        update_op = _auc_of(updates, curve)
+    return _publish(value, update_op, metrics_collections, updates_collections)

@@ -156,6 +156,8 @@ def test_linear_classifier_defaults_to_ftrl_and_binary_metrics(tmp_path):
     metrics = classifier.evaluate(tf.estimator.inputs.numpy_input_fn(
         features, labels, batch_size=4, shuffle=False))
     assert metrics["accuracy"] == 1.0 and metrics["label/mean"] == 0.5
+    assert metrics["precision"] == metrics["recall"] == 1.0
+    np.testing.assert_allclose(metrics["auc"], 1.0, rtol=1e-6)
     assert metrics["accuracy_baseline"] == 0.5
     (first, *_) = classifier.predict(tf.estimator.inputs.numpy_input_fn(
         {"x": features["x"][:1]}, shuffle=False))
