@@ -13,6 +13,8 @@ Layered like TF's tree; a package imports only the ones before it in this list (
   ``keras`` and ``contrib``; this module is the ``tf`` namespace itself.
 """
 
+import types as _types
+
 from . import (  # noqa: F401
     app,
     contrib,
@@ -38,6 +40,7 @@ from .autodiff.tape import GradientTape  # noqa: F401
 from .control_flow import case, cond, foldl, foldr, map_fn, scan, while_loop  # noqa: F401
 from .data.structure import TensorSpec  # noqa: F401
 from .framework import dtypes, errors  # noqa: F401  (tf.dtypes, tf.errors)
+from .framework import tf_record as _tf_record
 from .framework.dtypes import (  # noqa: F401
     DType,
     as_dtype,
@@ -243,6 +246,15 @@ from .ops.numerics import (  # noqa: F401
     check_numerics,
     verify_tensor_all_finite,
 )
+from .ops.parsing_ops import (  # noqa: F401
+    FixedLenFeature,
+    VarLenFeature,
+    decode_csv,
+    decode_raw,
+    parse_example,
+    parse_single_example,
+    string_split,
+)
 from .ops.reduce import (  # noqa: F401
     argmax,
     argmin,
@@ -314,6 +326,17 @@ from .runtime.session_options import (  # noqa: F401
     RunOptions,
 )
 from .summary import HistogramProto, SessionLog, Summary  # noqa: F401
+
+#: ``tf.python_io``: TFRecord files
+python_io = _types.SimpleNamespace(
+    TFRecordWriter=_tf_record.TFRecordWriter, tf_record_iterator=_tf_record.tf_record_iterator,
+    TFRecordOptions=_tf_record.TFRecordOptions,
+    TFRecordCompressionType=_tf_record.TFRecordCompressionType)
+#: ``tf.io`` (TF 1.13+): TFRecord files and the parsing ops under their newer names
+io = _types.SimpleNamespace(
+    **vars(python_io), decode_csv=decode_csv, decode_raw=decode_raw, parse_example=parse_example,
+    parse_single_example=parse_single_example, FixedLenFeature=FixedLenFeature,
+    VarLenFeature=VarLenFeature, gfile=gfile)
 
 to_float = cast
 

@@ -3,11 +3,13 @@ with ``get_next`` and ``OutOfRangeError``; eager iteration in a ``for`` loop).
 
 - ``structure``: element structures (tuples and dicts of components) and ``TensorSpec``;
 - ``dataset_ops``: ``Dataset``, its sources and transformations;
-- ``iterator_ops``: ``Iterator`` (one-shot, initializable, reinitializable) and ``EagerIterator``.
+- ``iterator_ops``: ``Iterator`` (one-shot, initializable, reinitializable) and ``EagerIterator``;
+- ``functions``: the functions of elements (map, filter, flat_map, interleave, reduce);
+- ``experimental``: ``tf.data.experimental`` (``shuffle_and_repeat``, ``batch_and_drop_remainder``...);
+- ``readers``: ``TextLineDataset``, ``TFRecordDataset``, ``FixedLengthRecordDataset``.
 """
 
-import types as _types
-
+from . import experimental  # noqa: F401  (tf.data.experimental)
 from .dataset_ops import AUTOTUNE, Dataset  # noqa: F401
 from .iterator_ops import (  # noqa: F401
     EagerIterator,
@@ -17,7 +19,5 @@ from .iterator_ops import (  # noqa: F401
     make_initializable_iterator,
     make_one_shot_iterator,
 )
+from .readers import FixedLengthRecordDataset, TextLineDataset, TFRecordDataset  # noqa: F401
 from .structure import TensorSpec  # noqa: F401
-
-#: ``tf.data.experimental``: the names tutorials pass (``AUTOTUNE``).
-experimental = _types.SimpleNamespace(AUTOTUNE=AUTOTUNE)

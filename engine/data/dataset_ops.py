@@ -31,23 +31,25 @@ gathering each batch's rows at once, with the order and values of the element-by
 
 from __future__ import annotations
 
+import glob
 import itertools
 
 import numpy as np
 
 from ..framework import dtypes as _dtypes
-from ..framework.eager import EAGER, eager_mode, executing_eagerly, is_eager
+from ..framework.eager import EAGER, executing_eagerly, is_eager
 from ..framework.errors import InvalidArgumentError
 from ..framework.graph import Tensor, TensorShape, get_default_graph
-from ..ops.core import constant, convert_to_tensor, placeholder
-from ..runtime.plan import compile_plan
+from ..framework.registry import apply
 from . import structure as nest
+from .functions import TracedFunction, as_tensor, function
 from .iterator_ops import EagerIterator, Iterator
 from .structure import TensorSpec
 
 #: ``tf.data.experimental.AUTOTUNE``: accepted wherever a parallelism or buffer size is.
 AUTOTUNE = -1
 _INFINITE = -1
+_ALL = 1 << 31  # a shuffle buffer holding every file name list_files found
 _DEFAULT_GRAPH_SEED = 87654321  # TF's, for an op seed given without a graph seed
 _DRAWS = 4096  # shuffle's random numbers drawn at a time
 _eager_op_seeds = itertools.count(1)
@@ -102,14 +104,6 @@ def _static(param):
             return int(param._value)
         return int(param.op.attrs["value"]) if param.op.type == "Const" else None
     return param
-
-
-def _as_tensor(value):
-    if isinstance(value, Tensor) or hasattr(value, "_as_graph_element"):
-        return convert_to_tensor(value)
-    if isinstance(value, np.ndarray | np.generic):
-        return constant(value, dtype=_dtypes.as_dtype(value.dtype))
-    return convert_to_tensor(value)
 
 
 class Dataset(nest.HasElementSpec):
@@ -202,6 +196,14 @@ class Dataset(nest.HasElementSpec):
         return _FromGenerator(generator, output_types, output_shapes, args, output_signature)
 
     @staticmethod
+    def list_files(file_pattern, shuffle=None, seed=None, name=None):
+        """The names of the files matching the glob pattern(s), sorted, then shuffled (the
+        default; seeded as ``shuffle``) unless ``shuffle=False``. The patterns are matched when
+        a pass starts; no match raises InvalidArgumentError naming them."""
+        files = _ListFiles(file_pattern)
+        return files if shuffle is False else files.shuffle(_ALL, seed=seed)
+
+    @staticmethod
     def zip(datasets):
         """Elements of several datasets side by side (a tuple or dict of them), to the shortest."""
         return _Zip(datasets)
@@ -239,6 +241,29 @@ class Dataset(nest.HasElementSpec):
     def filter(self, predicate, name=None):
         """The elements for which ``predicate`` (a scalar bool) is true."""
         return _Filter(self, predicate)
+
+    def flat_map(self, map_func, name=None):
+        """The elements of the datasets ``map_func`` returns for each element, one dataset
+        after the other."""
+        return _Interleave(self, map_func, 1, 1, "flat_map")
+
+    def interleave(self, map_func, cycle_length=None, block_length=None,
+                   num_parallel_calls=None, deterministic=None, name=None):
+        """The datasets ``map_func`` returns for ``cycle_length`` elements at a time, taken
+        ``block_length`` elements from each in turn (TF's order: an exhausted one's place is
+        refilled from the next input element when the cycle comes back to it)."""
+        cycle = 1 if cycle_length in (None, AUTOTUNE) else cycle_length
+        return _Interleave(self, map_func, cycle, 1 if block_length is None else block_length,
+                           "interleave")
+
+    def shard(self, num_shards, index, name=None):
+        """Every ``num_shards``-th element, starting at element ``index``."""
+        return _Shard(self, num_shards, index)
+
+    def reduce(self, initial_state, reduce_func, name=None):
+        """``reduce_func(state, element)`` folded over the elements from ``initial_state``: the
+        final state, as tensors (run in a session) or eager values."""
+        return _reduce(self, initial_state, reduce_func)
 
     def take(self, count, name=None):
         """The first ``count`` elements (-1: all)."""
@@ -285,7 +310,7 @@ def _component_tensors(tensors, what):
     flat = nest.flatten(tensors)
     if not flat:
         raise ValueError(f"{what}: an element needs at least one component")
-    return tensors, [_as_tensor(v) for v in flat]
+    return tensors, [as_tensor(v) for v in flat]
 
 
 class _TensorSlices(Dataset):
@@ -408,6 +433,27 @@ def _like(structure, item):
     if isinstance(structure, dict) and isinstance(item, dict):
         return {k: _like(structure[k], v) if k in structure else v for k, v in item.items()}
     return item
+
+
+class _ListFiles(Dataset):
+    def __init__(self, file_pattern):
+        patterns = as_tensor(file_pattern)
+        if not patterns.dtype.is_string or patterns.shape.ndims not in (None, 0, 1):
+            raise TypeError(f"list_files: file_pattern must be a string or a vector of strings, "
+                            f"got {patterns.dtype.name} of shape {patterns.shape}")
+        super().__init__(TensorSpec([], _dtypes.string))
+        self._own_captures = (patterns,)
+
+    def _iterate(self, ctx):
+        patterns = [p.decode() if isinstance(p, bytes) else str(p)
+                    for p in np.asarray(ctx.value(self._own_captures[0])).reshape(-1)]
+        names = sorted({name for p in patterns for name in glob.glob(p)})
+        if not names:
+            raise InvalidArgumentError(f"No files matched pattern: {', '.join(patterns)}")
+        for name in names:
+            out = np.empty((), dtype=object)
+            out[()] = name.encode()
+            yield [out]
 
 
 class _Zip(Dataset):
@@ -696,100 +742,12 @@ def _common_shape(a, b):
     return TensorShape([x if x == y else None for x, y in zip(a.dims, b.dims)])
 
 
-# -- functions of elements (map, filter) ------------------------------------------------------
-
-
-def _call(fn, element):
-    """As TF: a tuple element is passed as the function's arguments, anything else as one."""
-    return fn(*element) if isinstance(element, tuple) and not hasattr(element, "_fields") \
-        else fn(element)
-
-
-class _TracedFunction:
-    """A function of an element traced once into the default graph (TF1's dataset functions):
-    placeholders stand for the components; the tensors it reads from outside (captures) are
-    evaluated when an iterator starts, except variables, which each call reads as they are."""
-
-    def __init__(self, fn, structure, what):
-        graph = get_default_graph()
-        start = len(graph._ops)
-        with graph.control_dependencies(None), graph.name_scope(what):
-            self.args = [placeholder(s.dtype, s.shape, name="arg")
-                         for s in nest.flatten(structure)]
-            result = nest.lists_as_tuples(_call(fn, nest.pack(structure, self.args)))
-        if result is None:
-            raise ValueError(f"the {what} function returned None: it must return the new "
-                             "element (tensors, or a tuple or dict of them)")
-        with graph.control_dependencies(None), graph.name_scope(what + "_outputs"):
-            self.outputs = [_as_tensor(v) for v in nest.flatten(result)]
-        self.structure = nest.pack(result, [nest.spec_of(t) for t in self.outputs])
-        made = set(graph._ops[start:])
-        captured = []
-        stack = [t.op for t in self.outputs if t.op in made]
-        seen = set()
-        while stack:
-            op = stack.pop()
-            if op in seen:
-                continue
-            seen.add(op)
-            for t in op.inputs:
-                if t.op in made:
-                    stack.append(t.op)
-                elif t.op.type != "VariableV2" and t not in captured:
-                    captured.append(t)
-            stack.extend(c for c in op.control_inputs if c in made)
-        self.captures = captured
-
-    def __call__(self, ctx, flat):
-        key = (self, "plan")
-        plan = ctx.state.resources.get(key)
-        if plan is None:
-            plan = ctx.state.resources[key] = compile_plan(
-                ctx.state, self.outputs, self.args + self.captures)
-        values = plan.run([*(np.asarray(v) for v in flat),
-                           *(np.asarray(ctx.value(t)) for t in self.captures)])
-        return [np.asarray(v) for v in values]
-
-
-class _EagerFunction:
-    """A function of an element run eagerly on each element's values. Its result structure
-    comes from a first call on the input's first element when the dataset is made (where TF2
-    traces the function), so Python side effects of the function happen once more."""
-
-    captures = ()
-
-    def __init__(self, fn, dataset):
-        self.fn, self.args_structure = fn, dataset._structure
-        self.structure = None
-        first = next(dataset.start(None, {}), None)
-        if first is not None:
-            self(None, first)
-
-    def __call__(self, ctx, flat):
-        specs = nest.flatten(self.args_structure)
-        with eager_mode():
-            args = [constant(v, dtype=s.dtype) for v, s in zip(flat, specs)]
-            result = nest.lists_as_tuples(_call(self.fn, nest.pack(self.args_structure, args)))
-            if result is None:
-                raise ValueError("the dataset function returned None: it must return the new "
-                                 "element")
-            leaves = [_as_tensor(v) for v in nest.flatten(result)]
-        if self.structure is None:
-            self.structure = nest.pack(result, [nest.spec_of(t) for t in leaves])
-        return [np.asarray(t._value) for t in leaves]
-
-
-def _function(fn, dataset, what):
-    if not callable(fn):
-        raise TypeError(f"the {what} function must be callable, got {type(fn).__name__}")
-    if executing_eagerly():
-        return _EagerFunction(fn, dataset)
-    return _TracedFunction(fn, dataset._structure, what)
+# -- functions of elements (map, filter, flat_map, interleave, reduce) ------------------------
 
 
 class _Map(_Unary):
     def __init__(self, input_dataset, fn):
-        self._fn = _function(fn, input_dataset, "map")
+        self._fn = function(fn, input_dataset, "map")
         super().__init__(input_dataset, self._fn.structure, self._fn.captures)
 
     def _iterate(self, ctx):
@@ -800,7 +758,7 @@ class _Map(_Unary):
 
 class _Filter(_Unary):
     def __init__(self, input_dataset, predicate):
-        self._fn = _function(predicate, input_dataset, "filter")
+        self._fn = function(predicate, input_dataset, "filter")
         spec = self._fn.structure
         if spec is not None and (not isinstance(spec, TensorSpec) or not spec.dtype.is_bool
                                  or spec.shape.ndims not in (None, 0)):
@@ -816,3 +774,98 @@ class _Filter(_Unary):
                 raise InvalidArgumentError("filter: the predicate must return a scalar bool")
             if keep[0].reshape(()):
                 yield element
+
+
+class _Interleave(_Unary):
+    def __init__(self, input_dataset, fn, cycle_length, block_length, what):
+        self._cycle = _param(cycle_length, "cycle_length")
+        self._block = _param(block_length, "block_length")
+        for value, name in ((self._cycle, "cycle_length"), (self._block, "block_length")):
+            if _static(value) is not None and _static(value) <= 0:
+                raise InvalidArgumentError(f"{name} must be greater than zero, got "
+                                           f"{_static(value)}")
+        self._fn = function(fn, input_dataset, what, returns_dataset=True)
+        super().__init__(input_dataset, self._fn.structure,
+                         [*self._fn.captures, *_tensor_params(self._cycle, self._block)])
+
+    def _open(self, ctx, element):
+        dataset, captured = self._fn(ctx, element)
+        return dataset._iterate(_Pass(ctx.state, captured))
+
+    def _iterate(self, ctx):
+        cycle, block = ctx.scalar(self._cycle), ctx.scalar(self._block)
+        if cycle <= 0 or block <= 0:
+            raise InvalidArgumentError(f"cycle_length and block_length must be greater than "
+                                       f"zero, got {cycle} and {block}")
+        inputs = self._input._iterate(ctx)
+        slots = [None] * cycle
+        index = taken = opened = 0
+        end_of_input = False
+        while not end_of_input or opened:  # TF's InterleaveDatasetOp, step for step
+            if slots[index] is not None:
+                element = next(slots[index], None)
+                if element is not None:
+                    yield element
+                    taken += 1
+                    if taken == block:
+                        taken, index = 0, (index + 1) % cycle
+                    continue
+                slots[index] = None
+                opened -= 1
+                taken, index = 0, (index + 1) % cycle
+            elif not end_of_input:
+                element = next(inputs, None)
+                if element is None:
+                    end_of_input = True
+                else:
+                    slots[index] = self._open(ctx, element)
+                    opened += 1
+            else:
+                taken, index = 0, (index + 1) % cycle
+
+
+class _Shard(_Unary):
+    def __init__(self, input_dataset, num_shards, index):
+        self._shards, self._index = _param(num_shards, "num_shards"), _param(index, "index")
+        shards, at = _static(self._shards), _static(self._index)
+        if shards is not None and shards <= 0:
+            raise InvalidArgumentError(f"num_shards must be greater than zero, got {shards}")
+        if shards is not None and at is not None and not 0 <= at < shards:
+            raise InvalidArgumentError(f"index must be in [0, num_shards): got index {at} of "
+                                       f"{shards} shards")
+        super().__init__(input_dataset, input_dataset._structure,
+                         _tensor_params(self._shards, self._index))
+
+    def _iterate(self, ctx):
+        shards, at = ctx.scalar(self._shards), ctx.scalar(self._index)
+        if shards <= 0 or not 0 <= at < shards:
+            raise InvalidArgumentError(f"shard: index {at} must be in [0, num_shards = {shards})")
+        return itertools.islice(self._input._iterate(ctx), at, None, shards)
+
+
+def _reduce(dataset, initial_state, reduce_func):
+    state_flat = [as_tensor(v) for v in nest.flatten(initial_state)]
+    state_structure = nest.pack(initial_state, [nest.spec_of(t) for t in state_flat])
+    if executing_eagerly():  # Python's fold over the eager elements
+        state = initial_state
+        for element in dataset:
+            state = reduce_func(state, element)
+        return state
+    fn = TracedFunction(reduce_func, (state_structure, dataset._structure), "reduce")
+    if [s.dtype for s in nest.flatten(fn.structure)] != [t.dtype for t in state_flat]:
+        raise TypeError(f"reduce_func must return a state of the initial state's types "
+                        f"{nest.describe(state_structure)}, got {nest.describe(fn.structure)}")
+    n = len(state_flat)
+
+    def fold(state, captured):
+        ctx = _Pass(state, captured)
+        values = [np.asarray(captured[t]) for t in state_flat]
+        for element in dataset._iterate(ctx):
+            values = fn(ctx, [*values, *element])
+        return tuple(values) if n > 1 else values[0]
+
+    captures = [*state_flat, *(t for t in (*fn.captures, *dataset._captures())
+                               if all(t is not s for s in state_flat))]
+    out = apply("ReduceDataset", captures, name="ReduceDataset", fold=fold,
+                specs=tuple((s.dtype, s.shape) for s in nest.flatten(fn.structure)))
+    return nest.pack(fn.structure, [out] if isinstance(out, Tensor) else list(out))

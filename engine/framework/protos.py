@@ -10,7 +10,7 @@ from __future__ import annotations
 import struct
 
 
-def _varint(n: int) -> bytes:
+def varint(n: int) -> bytes:
     n &= (1 << 64) - 1  # negative int64s are ten-byte varints, as protobuf encodes them
     out = bytearray()
     while True:
@@ -24,11 +24,11 @@ def _varint(n: int) -> bytes:
 
 
 def _key(field, wire_type):
-    return _varint(field << 3 | wire_type)
+    return varint(field << 3 | wire_type)
 
 
 def varint_field(field, value: int) -> bytes:
-    return _key(field, 0) + _varint(int(value)) if value else b""
+    return _key(field, 0) + varint(int(value)) if value else b""
 
 
 def double_field(field, value: float) -> bytes:
@@ -41,7 +41,7 @@ def float_field(field, value: float) -> bytes:
 
 def bytes_field(field, value) -> bytes:
     value = value.encode() if isinstance(value, str) else bytes(value)
-    return _key(field, 2) + _varint(len(value)) + value
+    return _key(field, 2) + varint(len(value)) + value
 
 
 def packed_doubles(field, values) -> bytes:

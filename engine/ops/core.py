@@ -18,7 +18,9 @@ from . import windows_compiled
 
 def _coerce_array(value, dtype: _dtypes.DType, what="value"):
     """Convert a Python/numpy value to an array of ``dtype`` the way TF's constant() accepts."""
-    arr = np.asarray(value)
+    # bytes kept as objects: numpy's fixed-width bytes would drop trailing NULs (raw records)
+    arr = np.asarray(value, dtype=object) if dtype.is_string and not isinstance(
+        value, np.ndarray) else np.asarray(value)
     if dtype.is_string:
         if arr.dtype.kind not in "SUO" or not all(isinstance(v, str | bytes) for v in arr.flat):
             raise TypeError(f"Expected string, got {value!r} instead.")

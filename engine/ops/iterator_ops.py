@@ -1,7 +1,8 @@
 """The ops of ``tf.data`` iterators: ``MakeIterator`` (an iterator's initializer),
 ``IteratorGetNext`` (the next element, one output per component), and for feedable iterators
 ``IteratorToStringHandle`` (an iterator's handle, a string to feed) and
-``IteratorFromStringHandleGetNext`` (the next element of the iterator a fed handle names).
+``IteratorFromStringHandleGetNext`` (the next element of the iterator a fed handle names), and
+``ReduceDataset`` (``Dataset.reduce``: its ``fold`` attribute walks a whole pass).
 
 An iterator is a resource of the session that runs these ops (``state.resources``): the
 initializer starts a fresh pass over its dataset, ``get_next`` advances it. Neither op knows what
@@ -98,3 +99,11 @@ register("IteratorToStringHandle", _to_handle_forward,
          stateful=True)
 register("IteratorFromStringHandleGetNext", _from_handle_get_next_forward,
          lambda inputs, specs, accepts: list(specs), stateful=True)
+
+
+def _reduce_forward(state, op, *captured):
+    return op.attrs["fold"](state, dict(zip(op.inputs, captured)))
+
+
+register("ReduceDataset", _reduce_forward, lambda inputs, fold, specs: list(specs),
+         stateful=True)

@@ -341,5 +341,7 @@ def _evaluate_now(op, fn, args):
     try:
         with np.errstate(all="ignore"):
             return fn(*args)
+    except OpError:  # the op's own run-time error (a malformed record...), as when it runs
+        raise
     except (ValueError, IndexError, TypeError) as exc:
         raise ShapeError(f"{op.type} (op '{op.name}'): {exc}") from exc

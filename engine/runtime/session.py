@@ -17,6 +17,7 @@ from ..framework.errors import FailedPreconditionError, InvalidArgumentError
 from ..framework.graph import Operation, Tensor, default_graph_stack, get_default_graph
 from ..framework.indexed_slices import IndexedSlices, IndexedSlicesValue
 from ..framework.threads import blas_threads_of, invalidate, use_blas_threads
+from ..ops.embedding_ops import SparseTensor, SparseTensorValue
 from .allocator import keep_freed_memory
 from .plan import compile_plan
 
@@ -69,6 +70,10 @@ def _flatten_fetches(fetches, graph, leaves):
         parts = [fetches.values, fetches.indices, fetches.dense_shape]
         builders = [None if p is None else _flatten_fetches(p, graph, leaves) for p in parts]
         return lambda vals: IndexedSlicesValue(*[b and b(vals) for b in builders])
+    if isinstance(fetches, SparseTensor):  # TF returns a SparseTensorValue of its parts
+        builders = [_flatten_fetches(p, graph, leaves)
+                    for p in (fetches.indices, fetches.values, fetches.dense_shape)]
+        return lambda vals: SparseTensorValue(*[b(vals) for b in builders])
     if isinstance(fetches, list | tuple) and not isinstance(fetches, str):
         builders = [_flatten_fetches(f, graph, leaves) for f in fetches]
         if hasattr(fetches, "_fields"):  # namedtuple

@@ -1,5 +1,5 @@
 """``tf.summary.FileWriter``: writes events to ``<logdir>/events.out.tfevents.<time>.<host>``,
-the files TensorBoard reads (TFRecord framing of ``Event`` protobufs, see ``records.py`` and
+the files TensorBoard reads (TFRecord framing of ``Event`` protobufs, see engine/framework/tf_record.py and
 engine/framework/protos.py).
 
 Every event is written and flushed as it is added (a crash loses none); ``flush_secs`` and
@@ -18,8 +18,8 @@ import time
 
 from ..framework import protos
 from ..framework.graph import Graph
+from ..framework.tf_record import frame
 from ..runtime.session_options import _Message
-from .records import frame
 
 
 class SessionLog(_Message):

@@ -14,6 +14,14 @@ from __future__ import annotations
 
 import inspect
 
+from ..framework.example_protos import (  # noqa: F401  (tf.train.Example and its parts)
+    BytesList,
+    Example,
+    Feature,
+    Features,
+    FloatList,
+    Int64List,
+)
 from . import slot_creator  # noqa: F401
 from .adadelta import AdadeltaOptimizer
 from .adagrad import AdagradDecayOptimizer, AdagradOptimizer

@@ -639,6 +639,14 @@ NON_DIFFERENTIABLE: dict[str, Callable] = {
         tf.placeholder(tf.string, []), tf.float64, [2, 3]).get_next(),
     "MakeIterator": lambda x: tf.size(tf.tuple([x], control_inputs=[
         tf.data.Dataset.from_tensors(x).make_initializable_iterator().initializer])[0]),
+    "ReduceDataset": lambda x: tf.data.Dataset.from_tensor_slices(x).reduce(
+        tf.zeros([3], tf.float64), lambda total, row: total + row),
+    # parsing ops: functions of byte strings
+    "DecodeCSV": lambda x: tf.decode_csv(tf.constant(["1,2"]), [[0.0], [0.0]])[0],
+    "DecodeRaw": lambda x: tf.decode_raw(tf.constant([b"\0\0\0\0"]), tf.float32),
+    "ParseExample": lambda x: tf.parse_example(tf.constant([b""]), {
+        "v": tf.FixedLenFeature([], tf.float32, default_value=0.0)})["v"],
+    "StringSplit": lambda x: tf.size(tf.string_split(tf.constant(["a b"])).values),
     # the optimizers' deduplication of a gradient, made after differentiation
     "UniqueRowSum": lambda x: apply("UniqueRowSum", [x, tf.constant([1, 1])])[0],
     "InTopK": lambda x: tf.nn.in_top_k(x, tf.constant([0, 2]), 2),

@@ -94,7 +94,7 @@ def scalars_in(records):
 
 
 def test_crc32c_check_value():
-    from engine.summary.records import crc32c
+    from engine.framework.tf_record import crc32c
 
     assert crc32c_bitwise(b"123456789") == 0xE3069283  # CRC-32C's standard check value
     assert crc32c(b"123456789") == 0xE3069283

@@ -1,0 +1,147 @@
+"""Functions of a dataset's elements (``map``, ``filter``, ``flat_map``, ``interleave``,
+``reduce``): traced once into the graph in TF1, run on eager values eagerly.
+
+A traced function stands for the element's components with placeholders and records the tensors
+it reads from outside (captures): an iterator evaluates those when it starts, except variables,
+which each call reads as they are. Each call runs the traced piece of graph as a plan of the
+session's own state (its variables and random streams).
+
+A function may return a dataset (``flat_map``, ``interleave``): then each call gives the values
+of the tensors that dataset captures (a file name computed from the element, say), from which
+the caller starts a pass over it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..framework import dtypes as _dtypes
+from ..framework.eager import eager_mode, executing_eagerly
+from ..framework.graph import Tensor, get_default_graph
+from ..ops.core import constant, convert_to_tensor, placeholder
+from ..runtime.plan import compile_plan
+from . import structure as nest
+
+
+def as_tensor(value):
+    """A tensor of a value, keeping a numpy array's dtype."""
+    if isinstance(value, Tensor) or hasattr(value, "_as_graph_element"):
+        return convert_to_tensor(value)
+    if isinstance(value, np.ndarray | np.generic):
+        return constant(value, dtype=_dtypes.as_dtype(value.dtype))
+    return convert_to_tensor(value)
+
+
+def call_on(fn, element):
+    """As TF: a tuple element is passed as the function's arguments, anything else as one."""
+    return fn(*element) if isinstance(element, tuple) and not hasattr(element, "_fields") \
+        else fn(element)
+
+
+def _is_dataset(value):
+    return hasattr(value, "_iterate") and hasattr(value, "_captures")
+
+
+class TracedFunction:
+    """A function of an element traced once into the default graph (see module doc);
+    ``dataset`` is the dataset it returned when ``returns_dataset``."""
+
+    def __init__(self, fn, structure, what, returns_dataset=False):
+        graph = get_default_graph()
+        start = len(graph._ops)
+        self.dataset = None
+        with graph.control_dependencies(None), graph.name_scope(what):
+            self.args = [placeholder(s.dtype, s.shape, name="arg")
+                         for s in nest.flatten(structure)]
+            result = call_on(fn, nest.pack(structure, self.args))
+        if returns_dataset:
+            if not _is_dataset(result):
+                raise TypeError(f"the {what} function must return a Dataset, got "
+                                f"{type(result).__name__}")
+            self.dataset = result
+            self.outputs = result._captures()
+            self.structure = result._structure
+        else:
+            result = nest.lists_as_tuples(result)
+            if result is None:
+                raise ValueError(f"the {what} function returned None: it must return the new "
+                                 "element (tensors, or a tuple or dict of them)")
+            with graph.control_dependencies(None), graph.name_scope(what + "_outputs"):
+                self.outputs = [as_tensor(v) for v in nest.flatten(result)]
+            self.structure = nest.pack(result, [nest.spec_of(t) for t in self.outputs])
+        made = set(graph._ops[start:])
+        captured = []
+        stack = [t.op for t in self.outputs if t.op in made]
+        seen = set()
+        while stack:
+            op = stack.pop()
+            if op in seen:
+                continue
+            seen.add(op)
+            for t in op.inputs:
+                if t.op in made:
+                    stack.append(t.op)
+                elif t.op.type != "VariableV2" and t not in captured:
+                    captured.append(t)
+            stack.extend(c for c in op.control_inputs if c in made)
+        # a returned dataset may capture outer tensors directly (not computed from the element)
+        captured.extend(t for t in self.outputs if t.op not in made and t not in captured)
+        self.captures = captured
+
+    def __call__(self, ctx, flat):
+        key = (self, "plan")
+        plan = ctx.state.resources.get(key)
+        if plan is None:
+            plan = ctx.state.resources[key] = compile_plan(
+                ctx.state, self.outputs, self.args + self.captures)
+        values = plan.run([*(np.asarray(v) for v in flat),
+                           *(np.asarray(ctx.value(t)) for t in self.captures)])
+        values = [np.asarray(v) for v in values]
+        if self.dataset is not None:
+            return self.dataset, dict(zip(self.outputs, values))
+        return values
+
+
+class EagerFunction:
+    """A function of an element run eagerly on each element's values. Its result structure
+    comes from a first call on the input's first element when the dataset is made (where TF2
+    traces the function), so Python side effects of the function happen once more."""
+
+    captures = ()
+
+    def __init__(self, fn, dataset, returns_dataset=False):
+        self.fn, self.args_structure = fn, dataset._structure
+        self.returns_dataset = returns_dataset
+        self.structure = None
+        first = next(dataset.start(None, {}), None)
+        if first is not None:
+            self(None, first)
+
+    def __call__(self, ctx, flat):
+        specs = nest.flatten(self.args_structure)
+        with eager_mode():
+            args = [constant(v, dtype=s.dtype) for v, s in zip(flat, specs)]
+            result = call_on(self.fn, nest.pack(self.args_structure, args))
+            if self.returns_dataset:
+                if not _is_dataset(result):
+                    raise TypeError(f"the dataset function must return a Dataset, got "
+                                    f"{type(result).__name__}")
+                self.structure = self.structure or result._structure
+                return result, {}
+            result = nest.lists_as_tuples(result)
+            if result is None:
+                raise ValueError("the dataset function returned None: it must return the new "
+                                 "element")
+            leaves = [as_tensor(v) for v in nest.flatten(result)]
+        if self.structure is None:
+            self.structure = nest.pack(result, [nest.spec_of(t) for t in leaves])
+        return [np.asarray(t._value) for t in leaves]
+
+
+def function(fn, dataset, what, returns_dataset=False):
+    """``fn`` of ``dataset``'s elements, traced (graph) or eager."""
+    if not callable(fn):
+        raise TypeError(f"the {what} function must be callable, got {type(fn).__name__}")
+    if executing_eagerly():
+        return EagerFunction(fn, dataset, returns_dataset)
+    return TracedFunction(fn, dataset._structure, what, returns_dataset)

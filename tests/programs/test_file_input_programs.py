@@ -1,0 +1,57 @@
+"""The programs of this folder that read files (CSV through TextLineDataset and decode_csv,
+TFRecord through TFRecordDataset and parse_single_example), run as a user runs them, against
+numpy replays: the files are read back here with the standard library and the arithmetic
+redone in float64."""
+
+from __future__ import annotations
+
+import csv
+
+import numpy as np
+
+from tests.programs.test_data_programs import sgd_step, softmax
+from tests.programs.test_programs import run
+
+
+def test_csv_linear_regression_replays_in_numpy(tmp_path):
+    lines = run("csv_linear_regression.py", f"--data_dir={tmp_path}", "--epochs=4",
+                "--batch_size=8", "--learning_rate=0.1")
+    with open(tmp_path / "train.csv", newline="") as f:
+        rows = list(csv.reader(f))[1:]
+    data = np.array([[float(x1), float(x2) if x2 else 1.0, float(y)] for x1, x2, y in rows])
+    assert len(data) == 20 and np.sum(data[:, 1] == 1.0) == 3  # x2's default filled rows 0, 7, 14
+    W, b = np.zeros(2), 0.0
+    losses = []
+    for _ in range(4):
+        for start in range(0, 20, 8):  # batches of 8, 8 and 4
+            x, y = data[start:start + 8, :2], data[start:start + 8, 2]
+            err = x @ W + b - y
+            losses.append(np.mean(err ** 2))
+            W, b = W - 0.1 * 2 * x.T @ err / len(x), b - 0.1 * 2 * np.mean(err)
+    steps = [line.split() for line in lines if line.startswith("step")]
+    assert [int(s[1]) for s in steps] == list(range(12))
+    np.testing.assert_allclose([float(s[2]) for s in steps], losses, rtol=1e-4)
+    np.testing.assert_allclose([float(v) for v in lines[-1].split()[1:]], [*W, b], rtol=1e-4,
+                               atol=1e-6)
+
+
+def test_tfrecord_classifier_replays_in_numpy(tmp_path):
+    lines = run("tfrecord_classifier.py", f"--data_dir={tmp_path}", "--epochs=3",
+                "--learning_rate=0.5")
+    rng = np.random.RandomState(1)
+    x = np.stack([rng.rand(4).astype(np.float32) for _ in range(30)]).astype(np.float64)
+    labels = np.argmax(x[:, :3], 1)
+    assert lines[0] == f"tags {sum(i % 3 for i in range(30))}"
+    W, b = np.zeros((4, 3)), np.zeros(3)
+    losses = []
+    for _ in range(3):
+        for start in range(0, 30, 10):
+            ids = slice(start, start + 10)
+            loss, W, b = sgd_step(W, b, x[ids], np.eye(3)[labels[ids]], 0.5)
+            losses.append(loss)
+    steps = [line.split() for line in lines if line.startswith("step")]
+    np.testing.assert_allclose([float(s[2]) for s in steps], losses, rtol=1e-5)
+    p = softmax(x @ W + b)
+    top2 = np.sort(p, 1)[:, -2:]
+    near_ties = int(np.sum(top2[:, 1] - top2[:, 0] < 1e-5))
+    assert abs(int(lines[-1].split()[1]) - int(np.sum(np.argmax(p, 1) == labels))) <= near_ties
