@@ -166,6 +166,13 @@ from .ops.initializers import (  # noqa: F401
     variance_scaling_initializer,
     zeros_initializer,
 )
+from .ops.io_ops import (  # noqa: F401
+    FixedLengthRecordReader,
+    ReaderBase,
+    TextLineReader,
+    TFRecordReader,
+    WholeFileReader,
+)
 from .ops.linalg import (  # noqa: F401
     diag,
     diag_part,
@@ -254,6 +261,12 @@ from .ops.parsing_ops import (  # noqa: F401
     parse_example,
     parse_single_example,
     string_split,
+)
+from .ops.queue_ops import (  # noqa: F401
+    FIFOQueue,
+    PaddingFIFOQueue,
+    QueueBase,
+    RandomShuffleQueue,
 )
 from .ops.reduce import (  # noqa: F401
     argmax,

@@ -14,8 +14,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..framework import dtypes as _dtypes
-from ..framework.errors import DataLossError
-from ..framework.tf_record import compression_name, open_file, read_records
+from ..framework.tf_record import compression_name, read_records
+from ..ops.io_ops import fixed_length_records, text_lines
 from .dataset_ops import Dataset
 from .functions import as_tensor
 from .structure import TensorSpec
@@ -59,11 +59,7 @@ class TextLineDataset(_FileDataset):
         super().__init__(filenames, compression_type)
 
     def _records(self, name):
-        with open_file(name, self._compression) as stream:
-            for line in stream:
-                if line.endswith(b"\n"):
-                    line = line[:-2] if line.endswith(b"\r\n") else line[:-1]
-                yield line
+        return text_lines(name, self._compression)
 
 
 class TFRecordDataset(_FileDataset):
@@ -90,12 +86,4 @@ class FixedLengthRecordDataset(_FileDataset):
             raise ValueError(f"record_bytes must be positive, got {record_bytes}")
 
     def _records(self, name):
-        size, header, footer = self._sizes
-        with open_file(name, self._compression) as stream:
-            data = stream.read()
-        body = data[header:len(data) - footer]
-        if len(data) < header + footer or len(body) % size:
-            raise DataLossError(f"{name}: {len(data)} bytes are not a header of {header}, whole "
-                                f"records of {size} bytes and a footer of {footer}")
-        for start in range(0, len(body), size):
-            yield body[start:start + size]
+        return fixed_length_records(name, *self._sizes, compression=self._compression)

@@ -11,6 +11,10 @@ class OpError(Exception):
         self.op = op
 
 
+class CancelledError(OpError):
+    """An operation was cancelled (an enqueue into a closed queue)."""
+
+
 class FailedPreconditionError(OpError):
     """A variable was read before it was initialized."""
 

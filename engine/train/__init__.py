@@ -22,7 +22,8 @@ from ..framework.example_protos import (  # noqa: F401  (tf.train.Example and it
     FloatList,
     Int64List,
 )
-from . import slot_creator  # noqa: F401
+from ..ops.queue_ops import limit_epochs  # noqa: F401
+from . import queue_runner, slot_creator  # noqa: F401
 from .adadelta import AdadeltaOptimizer
 from .adagrad import AdagradDecayOptimizer, AdagradOptimizer
 from .adam import AdamOptimizer, AdamWOptimizer, DecoupledWeightDecayExtension, LazyAdamOptimizer
@@ -45,6 +46,7 @@ from .checkpoint_management import (
     latest_checkpoint,
     update_checkpoint_state,
 )
+from .coordinator import Coordinator  # noqa: F401
 from .ftrl import FtrlOptimizer
 from .global_step import (
     assert_global_step,
@@ -54,6 +56,16 @@ from .global_step import (
     global_step,
 )
 from .gradient_descent import GradientDescentOptimizer, MomentumOptimizer
+from .input import (  # noqa: F401
+    batch,
+    batch_join,
+    input_producer,
+    range_input_producer,
+    shuffle_batch,
+    shuffle_batch_join,
+    slice_input_producer,
+    string_input_producer,
+)
 from .monitored_session import (  # noqa: F401
     ChiefSessionCreator,
     MonitoredSession,
@@ -65,6 +77,7 @@ from .monitored_session import (  # noqa: F401
 from .moving_averages import ExponentialMovingAverage
 from .object_checkpoint import Checkpoint  # noqa: F401
 from .optimizer import Optimizer
+from .queue_runner import QueueRunner, add_queue_runner, start_queue_runners  # noqa: F401
 from .rmsprop import RMSPropOptimizer
 from .saver import (
     Saver,

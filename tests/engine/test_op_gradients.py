@@ -582,6 +582,11 @@ def _variable_from(x):
     return tf.Variable(np.zeros((2, 3)), dtype=tf.float64)
 
 
+def _size_after(x, op):
+    """A tensor (x's size, which carries no gradient) made after ``op``."""
+    return tf.size(tf.tuple([x], control_inputs=[op])[0])
+
+
 NON_DIFFERENTIABLE: dict[str, Callable] = {
     "Const": lambda x: tf.constant(np.ones(2)),
     "Placeholder": lambda x: tf.placeholder(tf.float64, [2]),
@@ -641,6 +646,22 @@ NON_DIFFERENTIABLE: dict[str, Callable] = {
         tf.data.Dataset.from_tensors(x).make_initializable_iterator().initializer])[0]),
     "ReduceDataset": lambda x: tf.data.Dataset.from_tensor_slices(x).reduce(
         tf.zeros([3], tf.float64), lambda total, row: total + row),
+    # queues, readers and the input producers' ops (engine/ops/queue_ops.py, io_ops.py)
+    "QueueHandle": lambda x: tf.size(tf.FIFOQueue(3, tf.float64).queue_ref),
+    "QueueEnqueueV2": lambda x: _size_after(x, tf.FIFOQueue(3, tf.float64).enqueue(x)),
+    "QueueEnqueueManyV2": lambda x: _size_after(x, tf.FIFOQueue(3, tf.float64).enqueue_many(x)),
+    "QueueDequeueV2": lambda x: tf.FIFOQueue(3, tf.float64, [2, 3]).dequeue(),
+    "QueueDequeueManyV2": lambda x: tf.FIFOQueue(3, tf.float64, [2, 3]).dequeue_many(2),
+    "QueueSizeV2": lambda x: tf.FIFOQueue(3, tf.float64).size(),
+    "QueueCloseV2": lambda x: _size_after(x, tf.FIFOQueue(3, tf.float64).close()),
+    "QueueIsClosedV2": lambda x: tf.FIFOQueue(3, tf.float64).is_closed(),
+    "LimitEpochs": lambda x: tf.train.limit_epochs(x, 2),
+    "ReaderHandle": lambda x: tf.size(tf.WholeFileReader().reader_ref),
+    "ReaderReadV2": lambda x: tf.size(tf.WholeFileReader().read(tf.FIFOQueue(1, tf.string))[1]),
+    "ReaderReadUpToV2": lambda x: tf.size(
+        tf.TextLineReader().read_up_to(tf.FIFOQueue(1, tf.string), 2)[1]),
+    "ReaderCounterV2": lambda x: tf.WholeFileReader().num_records_produced(),
+    "ReaderResetV2": lambda x: _size_after(x, tf.WholeFileReader().reset()),
     # parsing ops: functions of byte strings
     "DecodeCSV": lambda x: tf.decode_csv(tf.constant(["1,2"]), [[0.0], [0.0]])[0],
     "DecodeRaw": lambda x: tf.decode_raw(tf.constant([b"\0\0\0\0"]), tf.float32),

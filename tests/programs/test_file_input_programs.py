@@ -55,3 +55,29 @@ def test_tfrecord_classifier_replays_in_numpy(tmp_path):
     top2 = np.sort(p, 1)[:, -2:]
     near_ties = int(np.sum(top2[:, 1] - top2[:, 0] < 1e-5))
     assert abs(int(lines[-1].split()[1]) - int(np.sum(np.argmax(p, 1) == labels))) <= near_ties
+
+
+def test_queue_csv_softmax_replays_in_numpy(tmp_path):
+    lines = run("queue_csv_softmax.py", f"--data_dir={tmp_path}", "--epochs=2",
+                "--batch_size=6", "--learning_rate=0.5")
+    rows = {}
+    for part in range(2):
+        with open(tmp_path / f"part-{part}.csv", newline="") as f:
+            for fields in list(csv.reader(f))[1:]:
+                rows[int(fields[0])] = ([float(v) for v in fields[1:4]], int(fields[4]))
+    assert sorted(rows) == list(range(30))
+    steps = [line.split() for line in lines if line.startswith("step")]
+    assert lines[-1] == "done 10" and len(steps) == 10  # 60 rows in batches of 6
+    ids = [[int(i) for i in s[3:]] for s in steps]
+    taken = sorted(i for batch in ids for i in batch)
+    assert taken == sorted(list(range(30)) * 2)
+    # shuffle_batch: batch j is taken from a queue that has seen at most 6 j + 6 + 10 rows of
+    # the files' order (min_after_dequeue 10); the first two batches hold first-epoch rows only
+    assert all(i <= 6 * j + 15 for j, batch in enumerate(ids[:2]) for i in batch)
+    assert ids[0] != sorted(ids[0])
+    W, b = np.zeros((3, 3)), np.zeros(3)
+    for fields, batch in zip(steps, ids):
+        x = np.array([np.float32(rows[i][0]) for i in batch], np.float64)
+        onehot = np.eye(3)[[rows[i][1] for i in batch]]
+        loss, W, b = sgd_step(W, b, x, onehot, 0.5)
+        np.testing.assert_allclose(float(fields[2]), loss, rtol=1e-5)
