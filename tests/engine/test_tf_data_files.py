@@ -109,6 +109,18 @@ def test_a_truncated_file_and_a_missing_file_are_named(tmp_path):
             sess.run(record)
 
 
+def test_crc32c_of_long_data_compiled_or_not(monkeypatch):
+    from engine.framework import tf_record
+
+    data = np.random.default_rng(0).integers(0, 256, 5000).astype(np.uint8).tobytes()
+    compiled = tf_record.crc32c(data)
+    check = 0x3AA7E87C  # of b"123456789" * 200, bit by bit from the polynomial (no table)
+    assert tf_record.crc32c(b"123456789" * 200) == check
+    monkeypatch.setattr(tf_record, "_COMPILED_FROM", len(data) + 1)
+    assert tf_record.crc32c(data) == compiled
+    assert tf_record.crc32c(b"123456789" * 200) == check
+
+
 # -- tf.train.Example ------------------------------------------------------------------------
 
 
