@@ -138,7 +138,11 @@ from .ops.core import (  # noqa: F401
 from .ops.core import tuple_ as tuple  # noqa: F401, A001
 from .ops.cumulative import cumprod, cumsum  # noqa: F401
 from .ops.data_flow import dynamic_partition, dynamic_stitch  # noqa: F401
-from .ops.embedding_ops import SparseTensor, SparseTensorValue  # noqa: F401
+from .ops.embedding_ops import (  # noqa: F401
+    SparseTensor,
+    SparseTensorValue,
+    sparse_tensor_to_dense,
+)
 from .ops.grids import eye, lin_space, linspace, meshgrid  # noqa: F401
 from .ops.indexing_nd import (  # noqa: F401
     gather_nd,

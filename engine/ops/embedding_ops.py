@@ -21,7 +21,7 @@ from .clip_ops import clip_by_norm
 from .core import constant, convert_to_tensor, identity
 from .data_flow import dynamic_partition, dynamic_stitch
 from .math import cast, maximum, range_, sqrt, where
-from .sparse import COMBINERS, gather, sparse_segment_reduction, unique
+from .sparse import COMBINERS, gather, sparse_segment_reduction, sparse_to_dense, unique
 
 
 class SparseTensor:
@@ -47,6 +47,17 @@ class SparseTensor:
 
 
 SparseTensorValue = collections.namedtuple("SparseTensorValue", ["indices", "values", "dense_shape"])
+
+
+def sparse_tensor_to_dense(sp_input, default_value=None, validate_indices=True, name=None):
+    """``tf.sparse_tensor_to_dense``: the SparseTensor as a dense tensor, ``default_value``
+    (0, or b"" for strings) where it holds no value (a VarLenFeature's padding)."""
+    if not isinstance(sp_input, SparseTensor):
+        raise TypeError(f"Input must be a SparseTensor, got {type(sp_input).__name__}")
+    if default_value is None:
+        default_value = b"" if sp_input.dtype.is_string else 0
+    return sparse_to_dense(sp_input.indices, sp_input.dense_shape, sp_input.values,
+                           default_value, validate_indices, name=name or "SparseToDense")
 
 
 def _clip(result, ids, max_norm):

@@ -169,6 +169,8 @@ def test_parse_example_batches_and_pads_sparse_shapes():
         "v": tf.VarLenFeature(tf.int64), "x": tf.VarLenFeature(tf.float32)})
     with tf.Session() as sess:
         v, x = sess.run([parsed["v"], parsed["x"]])
+        dense = sess.run(tf.sparse_tensor_to_dense(parsed["x"], default_value=-1.0))
+    np.testing.assert_array_equal(dense, np.float32([[-1, -1, -1], [0.5, -2.25, 0.1]]))
     np.testing.assert_array_equal(v.indices, [[0, 0], [0, 1]])
     np.testing.assert_array_equal(v.values, [1, 2])
     np.testing.assert_array_equal(v.dense_shape, [2, 2])
