@@ -61,33 +61,25 @@ def main(_):
     correct = tf.reduce_sum(tf.cast(tf.equal(tf.argmax(logits, 1), label), tf.int32))
     batch_tags = tf.reduce_sum(tags)
 
+    def epoch(sess, fetches):
+        """The results of running ``fetches`` over one pass of the file."""
+        sess.run(iterator.initializer)
+        out = []
+        try:
+            while True:
+                out.append(sess.run(fetches))
+        except tf.errors.OutOfRangeError:
+            return out
+
     with tf.Session() as sess:
         sess.run(tf.global_variables_initializer())
-        sess.run(iterator.initializer)
-        total = 0
-        try:
-            while True:
-                total += sess.run(batch_tags)
-        except tf.errors.OutOfRangeError:
-            print("tags", total)
+        print("tags", sum(epoch(sess, batch_tags)))
         step = 0
         for _ in range(FLAGS.epochs):
-            sess.run(iterator.initializer)
-            try:
-                while True:
-                    _, value = sess.run([train, loss])
-                    print("step", step, repr(float(value)))
-                    step += 1
-            except tf.errors.OutOfRangeError:
-                pass
-        sess.run(iterator.initializer)
-        right = 0
-        try:
-            while True:
-                right += sess.run(correct)
-        except tf.errors.OutOfRangeError:
-            print("accuracy", right)
-
+            for _, value in epoch(sess, [train, loss]):
+                print("step", step, repr(float(value)))
+                step += 1
+        print("accuracy", sum(epoch(sess, correct)))
 
 if __name__ == "__main__":
     tf.app.run()
