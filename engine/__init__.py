@@ -176,6 +176,8 @@ from .ops.io_ops import (  # noqa: F401
     TextLineReader,
     TFRecordReader,
     WholeFileReader,
+    read_file,
+    write_file,
 )
 from .ops.linalg import (  # noqa: F401
     diag,
@@ -353,7 +355,7 @@ python_io = _types.SimpleNamespace(
 io = _types.SimpleNamespace(
     **vars(python_io), decode_csv=decode_csv, decode_raw=decode_raw, parse_example=parse_example,
     parse_single_example=parse_single_example, FixedLenFeature=FixedLenFeature,
-    VarLenFeature=VarLenFeature, gfile=gfile)
+    VarLenFeature=VarLenFeature, gfile=gfile, read_file=read_file, write_file=write_file)
 
 to_float = cast
 

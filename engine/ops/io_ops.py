@@ -7,6 +7,9 @@ A reader's position (the open file, the records read) is a resource of the sessi
 reader resource is. Keys are TF's: the file name for a whole file, ``name:line`` (1-based) for a
 line, ``name:offset`` for a TFRecord and ``name:index`` for a fixed-length record. A missing
 file raises ``NotFoundError`` and a corrupt TFRecord ``DataLossError``, naming the file.
+
+``tf.read_file`` / ``tf.write_file`` read and write one whole file (a filename pipeline's
+``map(tf.read_file)``).
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..framework import dtypes as _dtypes
-from ..framework.errors import DataLossError, OutOfRangeError
+from ..framework.errors import DataLossError, NotFoundError, OutOfRangeError
 from ..framework.graph import TensorShape
 from ..framework.registry import apply, register
 from ..framework.tf_record import compression_name, open_file, read_records
@@ -108,6 +111,61 @@ def fixed_length_records(filename, size, header=0, footer=0, compression=None):
         raise DataLossError(f"{filename}: {len(data)} bytes are not a header of {header}, whole "
                             f"records of {size} bytes and a footer of {footer}")
     return (body[start:start + size] for start in range(0, len(body), size))
+
+
+def _read_file_forward(state, op, filename):
+    name = filename[()] if isinstance(filename, np.ndarray) else filename
+    name = name.decode() if isinstance(name, bytes) else str(name)
+    with open_file(name) as stream:
+        return _string(stream.read())
+
+
+def _write_file_forward(state, op, filename, contents):
+    name = filename[()] if isinstance(filename, np.ndarray) else filename
+    name = name.decode() if isinstance(name, bytes) else str(name)
+    data = contents[()] if isinstance(contents, np.ndarray) else contents
+    try:
+        with open(name, "wb") as f:
+            f.write(data.encode() if isinstance(data, str) else bytes(data))
+    except FileNotFoundError:
+        raise NotFoundError(f"{name}: its directory does not exist (op '{op.name}')",
+                            op=op) from None
+
+
+def _scalar_strings(inputs, what):
+    for t in inputs:
+        if not t.dtype.is_string or t.shape.ndims not in (None, 0):
+            raise ValueError(f"{what} takes scalar strings, got {t.dtype.name} of shape "
+                             f"{t.shape}")
+
+
+def _read_file_infer(inputs):
+    _scalar_strings(inputs, "read_file")
+    return [(_dtypes.string, TensorShape([]))]
+
+
+def _write_file_infer(inputs):
+    _scalar_strings(inputs, "write_file")
+    return []
+
+
+# stateful: a file is read when the op runs, never folded into a plan as a constant
+register("ReadFile", _read_file_forward, _read_file_infer, stateful=True)
+register("WriteFile", _write_file_forward, _write_file_infer, stateful=True)
+
+
+def read_file(filename, name=None):
+    """``tf.read_file``: the bytes of the file, a scalar string (NotFoundError names a missing
+    file)."""
+    return apply("ReadFile", [convert_to_tensor(filename, dtype=_dtypes.string)],
+                 name=name or "ReadFile")
+
+
+def write_file(filename, contents, name=None):
+    """``tf.write_file``: an op writing the scalar string ``contents`` to the file."""
+    return apply("WriteFile", [convert_to_tensor(filename, dtype=_dtypes.string),
+                               convert_to_tensor(contents, dtype=_dtypes.string)],
+                 name=name or "WriteFile")
 
 
 _STRINGS = [(_dtypes.string, TensorShape([]))] * 2

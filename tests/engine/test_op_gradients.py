@@ -662,6 +662,8 @@ NON_DIFFERENTIABLE: dict[str, Callable] = {
         tf.TextLineReader().read_up_to(tf.FIFOQueue(1, tf.string), 2)[1]),
     "ReaderCounterV2": lambda x: tf.WholeFileReader().num_records_produced(),
     "ReaderResetV2": lambda x: _size_after(x, tf.WholeFileReader().reset()),
+    "ReadFile": lambda x: tf.size(tf.read_file("no_such_file")),
+    "WriteFile": lambda x: _size_after(x, tf.write_file("no_such_dir/f", "data")),
     # parsing ops: functions of byte strings
     "DecodeCSV": lambda x: tf.decode_csv(tf.constant(["1,2"]), [[0.0], [0.0]])[0],
     "DecodeRaw": lambda x: tf.decode_raw(tf.constant([b"\0\0\0\0"]), tf.float32),

@@ -344,3 +344,15 @@ def test_flat_map_interleave_and_reduce_eagerly(tmp_path):
         assert [bytes(v.numpy()) for v in lines] == [b"1", b"2"]
         assert int(tf.data.Dataset.range(5).reduce(tf.constant(0, tf.int64),
                                                    lambda s, x: s + x)) == 10
+
+
+def test_read_and_write_file_in_a_filename_pipeline(tmp_path):
+    names = [str(tmp_path / f"{i}.bin") for i in range(3)]
+    with tf.Session() as sess:
+        for i, name in enumerate(names):
+            sess.run(tf.write_file(name, b"\x00" * i + b"end"))
+    contents = tf.data.Dataset.from_tensor_slices(names).map(tf.read_file)
+    assert run_all(contents.make_one_shot_iterator().get_next()) == [
+        b"end", b"\x00end", b"\x00\x00end"]
+    with tf.Session() as sess, pytest.raises(tf.errors.NotFoundError, match="nope.bin"):
+        sess.run(tf.read_file(str(tmp_path / "nope.bin")))
