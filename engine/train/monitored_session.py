@@ -26,8 +26,10 @@ saving to ``checkpoint_dir`` every ``save_checkpoint_secs`` (600 by default) or
 continues from its latest checkpoint.
 
 Differences from TF: one process, so no master, no workers waiting on a chief (``is_chief=False``
-only leaves out the chief's hooks), no recovery from a lost worker, and the coordinator the
-hooks are handed is None (queue runners are not started here).
+only leaves out the chief's hooks) and no recovery from a lost worker. As TF's, the session
+starts the graph's queue runners with a ``Coordinator`` (handed to the hooks'
+``after_create_session``; its stop ends ``should_stop``): queue-based input fills on demand
+(``queue_runner.py``), and its end (``OutOfRangeError``) ends the ``with`` block.
 """
 
 from __future__ import annotations
@@ -42,6 +44,8 @@ from ..runtime.session import Session
 from ..summary import merge_all
 from .basic_session_run_hooks import CheckpointSaverHook, StepCounterHook, SummarySaverHook
 from .checkpoint_management import latest_checkpoint
+from .coordinator import Coordinator
+from .queue_runner import start_queue_runners
 from .saver import Saver
 from .session_run_hook import run_with_hooks
 
@@ -182,8 +186,10 @@ class MonitoredSession:
         self._session = (session_creator or ChiefSessionCreator()).create_session()
         self._stop_requested = False
         self._graph_ctx = self._session.graph.as_default()
+        self._coord = Coordinator()
+        start_queue_runners(self._session, coord=self._coord)
         for hook in self._hooks:
-            hook.after_create_session(self._session, None)
+            hook.after_create_session(self._session, self._coord)
 
     @property
     def graph(self):
@@ -207,7 +213,7 @@ class MonitoredSession:
         return step_fn(_StepContext(self))
 
     def should_stop(self):
-        return self._session is None or self._stop_requested
+        return self._session is None or self._stop_requested or self._coord.should_stop()
 
     def close(self):
         self._close(None)

@@ -178,3 +178,16 @@ def test_batch_dynamic_pad_and_batch_join():
         np.testing.assert_array_equal(sess.run(padded), [[0, 0], [0, 1]])
         np.testing.assert_array_equal(sess.run(padded), [[0, 1, 2, 0], [0, 1, 2, 3]])
         np.testing.assert_array_equal(sess.run(joined), [0, 10, 1, 11, 2, 12])  # in turn
+
+
+def test_monitored_training_session_starts_the_queue_runners(tmp_path):
+    """As TF's: the session's queue runners start with it, and the end of their input ends
+    the ``with`` block quietly."""
+    producer = tf.train.range_input_producer(10, num_epochs=1, shuffle=False)
+    total = tf.Variable(0, name="total")
+    add = tf.assign_add(total, producer.dequeue_many(4)[0])
+    seen = []
+    with tf.train.MonitoredTrainingSession(checkpoint_dir=None) as sess:
+        while not sess.should_stop():
+            seen.append(int(sess.run(add)))
+    assert seen == [0, 4]  # rows 0-3, 4-7; two rows left, fewer than a batch
