@@ -183,11 +183,12 @@ def test_batch_dynamic_pad_and_batch_join():
 def test_monitored_training_session_starts_the_queue_runners(tmp_path):
     """As TF's: the session's queue runners start with it, and the end of their input ends
     the ``with`` block quietly."""
-    producer = tf.train.range_input_producer(10, num_epochs=1, shuffle=False)
-    total = tf.Variable(0, name="total")
-    add = tf.assign_add(total, producer.dequeue_many(4)[0])
-    seen = []
-    with tf.train.MonitoredTrainingSession(checkpoint_dir=None) as sess:
-        while not sess.should_stop():
-            seen.append(int(sess.run(add)))
-    assert seen == [0, 4]  # rows 0-3, 4-7; two rows left, fewer than a batch
+    with tf.Graph().as_default():  # the session finalizes its graph
+        producer = tf.train.range_input_producer(10, num_epochs=1, shuffle=False)
+        total = tf.Variable(0, name="total")
+        add = tf.assign_add(total, producer.dequeue_many(4)[0])
+        seen = []
+        with tf.train.MonitoredTrainingSession(checkpoint_dir=None) as sess:
+            while not sess.should_stop():
+                seen.append(int(sess.run(add)))
+        assert seen == [0, 4]  # rows 0-3, 4-7; two rows left, fewer than a batch
