@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .workloads import Unavailable, _jax, _optax, _torch
+from .workloads import Unavailable, import_jax, import_optax, import_torch
 
 EXPERIMENTS = ("clip_adam", "two_optimizers", "clip_norm", "clip_value", "adagrad_decay",
                "linear_regression", "stop_gradient", "minimize", "digits_cnn", "digits_batchnorm",
@@ -45,12 +45,11 @@ def _runner(experiment):
     """(trainer, initial values of the model's variables) for ``+experiment=NAME``."""
     from hydra import compose
 
-    from runner.app import plain_config
+    from runner.app import initialize_compose, plain_config
     from runner.loop import Trainer
     from runner.prepare import prepare
-    from runner.regress import _initialize
 
-    with _initialize():
+    with initialize_compose():
         cfg = plain_config(compose("config", overrides=[f"+experiment={experiment}"]))
     _, model, dataset = prepare(cfg, Path.cwd())
     trainer = Trainer(model, dataset, Path(tempfile.mkdtemp(prefix="bench-")))
@@ -263,7 +262,7 @@ def _torch_lstm(torch, init):
 
 
 def _torch_step(experiment):
-    torch = _torch()
+    torch = import_torch()
     torch.set_num_threads(1)
     init, batches = _data(experiment)
     trainable = _trainable(experiment)
@@ -401,8 +400,8 @@ def _jax_lstm(jax, jnp, kernel, bias, x):
 
 
 def _jax_step(experiment):
-    jax, jnp = _jax()
-    optax = _optax()
+    jax, jnp = import_jax()
+    optax = import_optax()
     init, batches = _data(experiment)
     if experiment in ("digits_cnn", "digits_batchnorm"):
         model = functools.partial(_jax_digits, jax, optax, experiment)
@@ -458,8 +457,8 @@ def _jax_embedding_step():
     ``segment_sum``), and DeepRec's SparseApplyAdagradDecay on those rows with ``.at[]``
     (padding dropped), in one jit with the table and its state donated (updated in place); the
     head by the dense AdagradDecay of the other experiments."""
-    jax, jnp = _jax()
-    optax = _optax()
+    jax, jnp = import_jax()
+    optax = import_optax()
     init, batches = _data("embedding_adagrad_decay")
     spec = GROUPS["embedding_adagrad_decay"]
     _, (_, lr, initial, decay_step, rate, baseline), _ = spec["embedding"]

@@ -16,7 +16,8 @@ class Unavailable(Exception):
     """The framework of a variant is not installed here."""
 
 
-def _torch():
+def import_torch():
+    """torch on 2 threads, or Unavailable."""
     try:
         import torch
     except ImportError as exc:
@@ -25,7 +26,8 @@ def _torch():
     return torch
 
 
-def _jax():
+def import_jax():
+    """(jax, jax.numpy), or Unavailable."""
     try:
         import jax
         import jax.numpy as jnp
@@ -34,7 +36,8 @@ def _jax():
     return jax, jnp
 
 
-def _optax():
+def import_optax():
+    """optax, or Unavailable."""
     try:
         import optax
     except ImportError as exc:
@@ -70,7 +73,7 @@ def tiny(framework, size=None):
 
         return step
     if framework == "torch":
-        torch = _torch()
+        torch = import_torch()
         w = torch.tensor(0.5, requires_grad=True)
         xt, yt = torch.tensor(x), torch.tensor(y)
 
@@ -83,7 +86,7 @@ def tiny(framework, size=None):
 
         return step
     if framework == "jax":
-        jax, jnp = _jax()
+        jax, jnp = import_jax()
         upd = jax.jit(lambda w, x, y: w - lr * jax.grad(lambda w: (w * x - y) ** 2)(w))
         state = {"w": jnp.float32(0.5)}
         xj, yj = jnp.float32(x), jnp.float32(y)
@@ -150,7 +153,7 @@ def adam_clip(framework, size=10_000_000):
 
         return step
     if framework in ("torch_fused", "torch_foreach"):
-        torch = _torch()
+        torch = import_torch()
         ps = [torch.nn.Parameter(torch.from_numpy(p.copy())) for p in params]
         gt = [torch.from_numpy(gr) for gr in grads]
         kw = {"fused": True} if framework == "torch_fused" else {"foreach": True}
@@ -164,8 +167,8 @@ def adam_clip(framework, size=10_000_000):
 
         return step
     if framework == "optax":
-        jax, jnp = _jax()
-        optax = _optax()
+        jax, jnp = import_jax()
+        optax = import_optax()
         tx = optax.chain(optax.clip_by_global_norm(clip), optax.adam(lr, b1, b2, eps))
         ps = [jnp.asarray(p) for p in params]
         gj = [jnp.asarray(gr) for gr in grads]
@@ -195,7 +198,7 @@ def triad(framework, size=10_000_000):
     b, c = (rng.standard_normal(size).astype(np.float32) for _ in range(2))
     a = np.empty_like(b)
     if framework == "torch":
-        torch = _torch()
+        torch = import_torch()
         at, bt, ct = (torch.from_numpy(x) for x in (a, b, c))
         return lambda: torch.add(bt, ct, alpha=0.5, out=at)
     if framework == "numexpr":
@@ -242,7 +245,7 @@ def mlp(framework, size=256):
         run = sess.make_callable(train, [xp, yp])
         return lambda: run(x, y)
     if framework == "torch":
-        torch = _torch()
+        torch = import_torch()
         layers = []
         for w, b in zip(ws, bs):
             lin = torch.nn.Linear(*w.shape)
@@ -261,8 +264,8 @@ def mlp(framework, size=256):
 
         return step
     if framework == "jax":
-        jax, jnp = _jax()
-        optax = _optax()
+        jax, jnp = import_jax()
+        optax = import_optax()
         params = [(jnp.asarray(w), jnp.asarray(b)) for w, b in zip(ws, bs)]
         tx = optax.adam(lr)
 
@@ -338,7 +341,7 @@ def elementwise(framework, size=1_000_000):
 
         return step
     if framework == "torch":
-        torch = _torch()
+        torch = import_torch()
         ps = [torch.tensor(init[k], requires_grad=True) for k in "abcd"]
         xt, yt = torch.from_numpy(x), torch.from_numpy(y)
 
@@ -353,7 +356,7 @@ def elementwise(framework, size=1_000_000):
 
         return step
     if framework == "jax":
-        jax, jnp = _jax()
+        jax, jnp = import_jax()
 
         def loss_fn(p, x, y):
             a, b, c, d = p
@@ -436,7 +439,7 @@ def rnn(framework, size=None):
 
         return step
     if framework == "torch":
-        torch = _torch()
+        torch = import_torch()
         kernel = torch.nn.Parameter(torch.from_numpy(k0.copy()))
         bias = torch.nn.Parameter(torch.zeros(hidden))
         w = torch.nn.Parameter(torch.from_numpy(w0.copy()))
@@ -458,8 +461,8 @@ def rnn(framework, size=None):
 
         return step
     if framework == "jax":
-        jax, jnp = _jax()
-        optax = _optax()
+        jax, jnp = import_jax()
+        optax = import_optax()
         tx = optax.chain(optax.clip_by_global_norm(clip), optax.sgd(lr))
 
         def loss_fn(p, x, y):
@@ -534,7 +537,7 @@ def lenet(framework, size=1):
         run = sess.make_callable(train, [xp, yp])
         return lambda: run(x, y)
     if framework == "torch":
-        torch = _torch()
+        torch = import_torch()
         torch.set_num_threads(size)
         nn = torch.nn
         model = nn.Sequential(nn.Conv2d(1, 6, 5), nn.ReLU(), nn.MaxPool2d(2), nn.Conv2d(6, 16, 5),
@@ -606,7 +609,7 @@ def embedding(framework, size=EMBED_DIM * 1_000_000):
         run = sess.make_callable(train, [ids])
         return lambda: run(next_ids())
     if framework in ("torch_adagrad", "torch_sparse_adam"):
-        torch = _torch()
+        torch = import_torch()
         emb = torch.nn.Embedding(rows, EMBED_DIM, sparse=True)
         with torch.no_grad():
             emb.weight.copy_(torch.from_numpy(table))

@@ -53,6 +53,17 @@ def config_dir() -> str:
     return str(checkout / "configs")
 
 
+def initialize_compose():
+    """Hydra's compose API on the shipped config tree (``config_dir``), as ``python -m runner``
+    finds it: a context in which ``hydra.compose`` composes its configs."""
+    from hydra import initialize_config_dir, initialize_config_module
+
+    where = config_dir()
+    if where.startswith("pkg://"):
+        return initialize_config_module(CONFIG_PACKAGE, version_base="1.3")
+    return initialize_config_dir(where, version_base="1.3")
+
+
 def full_errors() -> bool:
     return os.environ.get("HYDRA_FULL_ERROR") == "1"
 
@@ -180,7 +191,7 @@ def without_traceback(text: str) -> str:
 def _config_keys(parent: str, argv: list[str], leave_out: str) -> list[str]:
     """The keys under ``parent`` in the config the command line composes without the override
     of ``leave_out`` (Hydra's compose API; ``--config-dir``/``-cd`` honoured)."""
-    from hydra import compose, initialize_config_dir, initialize_config_module
+    from hydra import compose
     from hydra.core.global_hydra import GlobalHydra
 
     overrides, searchpath, args = [], None, iter(argv)
@@ -195,10 +206,7 @@ def _config_keys(parent: str, argv: list[str], leave_out: str) -> list[str]:
     if searchpath:
         overrides.append(f"hydra.searchpath=['file://{Path(searchpath).resolve()}']")
     GlobalHydra.instance().clear()
-    where = config_dir()
-    init = initialize_config_module(CONFIG_PACKAGE, version_base="1.3") \
-        if where.startswith("pkg://") else initialize_config_dir(where, version_base="1.3")
-    with init:
+    with initialize_compose():
         node = OmegaConf.select(compose("config", overrides=overrides), parent) \
             if parent else compose("config", overrides=overrides)
     return [str(k) for k in node.keys()] if isinstance(node, DictConfig) else []

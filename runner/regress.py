@@ -170,28 +170,16 @@ def load_fixture(path, config_dir=None) -> Fixture:
 # --------------------------------------------------------------------------------------------
 
 
-def _initialize():
-    """Hydra's compose API on the shipped config tree (the installed package, or configs/ in a
-    source checkout), as ``python -m runner`` finds it."""
-    from hydra import initialize_config_dir, initialize_config_module
-
-    from runner.app import CONFIG_PACKAGE, config_dir
-
-    if config_dir().startswith("pkg://"):
-        return initialize_config_module(CONFIG_PACKAGE, version_base="1.3")
-    return initialize_config_dir(config_dir(), version_base="1.3")
-
-
 def run_fixture(fixture: Fixture) -> dict[str, dict]:
     """Run the fixture's config in a temporary directory; its logged metrics by step (as
     strings, the goldens' keys). A run that does not complete raises FixtureError."""
     from hydra import compose
 
-    from runner.app import run
+    from runner.app import initialize_compose, run
 
     searchpath = "hydra.searchpath=[{}]".format(
         ",".join(f"'file://{folder}'" for folder in fixture.config_dirs))
-    with _initialize(), tempfile.TemporaryDirectory(prefix="regress-") as out_dir:
+    with initialize_compose(), tempfile.TemporaryDirectory(prefix="regress-") as out_dir:
         try:
             cfg = compose("config", overrides=[searchpath, *fixture.overrides])
         except Exception as exc:

@@ -1,6 +1,7 @@
 """The layout of docs/layout.md, read from the code's own imports (those inside functions too):
 the engine's packages each import only the packages below them, the engine never imports the
-runner, Hydra, OmegaConf or YAML, and neither engine/ nor runner/ has an import cycle."""
+runner, Hydra, OmegaConf or YAML, neither engine/ nor runner/ has an import cycle, and no module
+uses another module's private names (a test only those of the code it tests)."""
 
 from __future__ import annotations
 
@@ -81,6 +82,8 @@ def rank(module: str) -> int:
 
 ENGINE = modules("engine")
 RUNNER = modules("runner")
+BENCH = modules("bench")
+TESTS = modules("tests")
 
 
 def test_the_imports_are_read_from_function_bodies_and_relative_imports(tmp_path):
@@ -151,3 +154,87 @@ def test_no_import_cycles(package):
     graph = {name: {t for t in imports(name, path, package) if t in package}
              for name, path in package.items()}
     assert cycles(graph) == []
+
+
+def private(name: str) -> bool:
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+
+def private_uses(name: str, path: Path, known) -> list[str]:
+    """The private names of other known modules that module ``name`` uses: ``from m import
+    _x``, ``import m._x``, and ``m._x`` (also ``m.Class._x``, ``getattr(m, "_x")`` and
+    ``setattr(m, "_x", ...)``, monkeypatch's included) where ``m`` names an imported module."""
+    is_pkg = path.name == "__init__.py"
+    base = name.split(".") if is_pkg else name.split(".")[:-1]
+    tree = ast.parse(path.read_text(), str(path))
+    bound, out = {}, []  # local name -> the known module it is bound to
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            mod = ".".join(base[:len(base) - node.level + 1] + ([node.module] if node.module
+                                                                 else [])) \
+                if node.level else node.module or ""
+            for alias in node.names:
+                full = f"{mod}.{alias.name}"
+                if full in known:
+                    bound[alias.asname or alias.name] = full
+                if private(alias.name) and (full in known or mod in known) and mod != name:
+                    out.append(f"line {node.lineno}: from {mod} import {alias.name}")
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name in known:
+                    bound[alias.asname or alias.name.split(".")[0]] = \
+                        alias.name if alias.asname else alias.name.split(".")[0]
+                if any(private(part) for part in alias.name.split(".")[1:]):
+                    out.append(f"line {node.lineno}: import {alias.name}")
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and private(node.attr):
+            chain, value = [node.attr], node.value
+            while isinstance(value, ast.Attribute):
+                chain.append(value.attr)
+                value = value.value
+            if isinstance(value, ast.Name) and value.id in bound:
+                target = ".".join([bound[value.id], *reversed(chain[1:])])
+                if target != name:
+                    out.append(f"line {node.lineno}: {target}.{node.attr}")
+        elif isinstance(node, ast.Call) and len(node.args) >= 2 and \
+                getattr(node.func, "id", getattr(node.func, "attr", None)) in ("getattr",
+                                                                                "setattr"):
+            owner, attr = node.args[0], node.args[1]
+            if isinstance(owner, ast.Name) and owner.id in bound and \
+                    isinstance(attr, ast.Constant) and isinstance(attr.value, str) and \
+                    private(attr.value) and bound[owner.id] != name:
+                out.append(f"line {node.lineno}: {bound[owner.id]}.{attr.value}")
+    return out
+
+
+ALL = {**ENGINE, **RUNNER, **BENCH, **TESTS}
+
+
+def test_private_uses_finds_imports_attributes_and_monkeypatching(tmp_path):
+    code = ("from engine.ops import core\nfrom engine.ops.core import _filled, filled\n"
+            "import engine.ops.rnn as rnn\nfrom . import mine\n"
+            "def f(monkeypatch):\n    core._sum(rnn.Cell._state, mine._own)\n"
+            "    monkeypatch.setattr(core, '_kernel', None)\n    core.__name__\n")
+    (tmp_path / "x.py").write_text(code)
+    known = {"engine.ops.core", "engine.ops.rnn", "runner.mine", "runner.x"}
+    found = private_uses("runner.x", tmp_path / "x.py", known)
+    assert sorted(found) == ["line 2: from engine.ops.core import _filled",
+                             "line 6: engine.ops.core._sum", "line 6: engine.ops.rnn.Cell._state",
+                             "line 6: runner.mine._own", "line 7: engine.ops.core._kernel"]
+
+
+@pytest.mark.parametrize("name", sorted({**ENGINE, **RUNNER, **BENCH}))
+def test_no_module_uses_another_modules_private_names(name):
+    """A private name is its module's own: whatever another module needs is public there."""
+    path = {**ENGINE, **RUNNER, **BENCH}[name]
+    assert private_uses(name, path, ALL) == [], \
+        f"{name} uses private names of other modules: make them public where they are defined"
+
+
+@pytest.mark.parametrize("name", sorted(TESTS))
+def test_a_test_uses_only_the_private_names_of_the_code_it_tests(name):
+    """A test may pin a private kernel or helper of the engine, runner or bench code it tests;
+    another test file's private helpers belong in a shared helpers module instead."""
+    found = [use for use in private_uses(name, TESTS[name], ALL)
+             if use.split(": ", 1)[1].removeprefix("from ").startswith("tests")]
+    assert found == [], f"{name} uses another test file's private helpers: {found}"

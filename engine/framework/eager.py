@@ -35,8 +35,7 @@ import weakref
 import numpy as np
 
 from .errors import FailedPreconditionError, InvalidArgumentError, OpError
-from .graph import _VALID_NAME, Graph, Operation, Tensor, TensorShape, get_default_graph
-from .graph import _eager_default as _eager_default_slot
+from .graph import Graph, Operation, Tensor, TensorShape, get_default_graph, is_valid_name, set_eager_default
 from .registry import get_op
 from .threads import blas_threads_of, invalidate, use_blas_threads
 
@@ -253,7 +252,7 @@ class EagerGraph(Graph):
         if not exact_name and self._name_stack:
             name = f"{self._name_stack}/{name}"
         if op_type == "VariableV2":
-            if not _VALID_NAME.match(name):
+            if not is_valid_name(name):
                 raise ValueError(f"'{name}' is not a valid node name")
             return self._new_variable_op(name, attrs, output_specs, output_class)
         if op_type == "Placeholder":
@@ -346,12 +345,12 @@ def enable_eager_execution(config=None, device_policy=None, execution_mode=None)
     ``config.intra_op_parallelism_threads`` sets the BLAS threads of eager ops (see threads.py)."""
     EAGER.blas_threads = blas_threads_of(config)
     invalidate()
-    _eager_default_slot[0] = EAGER
+    set_eager_default(EAGER)
 
 
 def disable_eager_execution():
     """Back to building the global default graph."""
-    _eager_default_slot[0] = None
+    set_eager_default(None)
 
 
 def eager_mode():

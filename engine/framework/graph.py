@@ -543,6 +543,12 @@ _global_default: list[Graph] = [Graph()]  # shared by all threads, as TF's globa
 _eager_default: list = [None]
 
 
+def set_eager_default(context) -> None:
+    """Make the eager context (``tf.enable_eager_execution``) stand in for the global default
+    graph outside graph contexts; None: back to the global default graph."""
+    _eager_default[0] = context
+
+
 def default_graph_stack() -> list[Graph]:
     """The graphs entered with ``as_default`` on this thread, innermost last (a Session used as a
     context manager enters its graph here too)."""

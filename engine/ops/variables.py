@@ -190,7 +190,7 @@ class Variable(Tensor):
                                  f"not match the declared shape {var_shape}")
             op = graph._add_op("VariableV2", op_name, [],
                                {"dtype": init.dtype, "shape": var_shape},
-                               [(init.dtype, var_shape)], output_class=_Bare, exact_name=True)
+                               [(init.dtype, var_shape)], output_class=PendingVariable, exact_name=True)
             Tensor.__init__(self, op, 0, init.dtype, var_shape)
             op.outputs[0] = self
             self._trainable = bool(trainable)
@@ -253,7 +253,7 @@ class Variable(Tensor):
     __str__ = __repr__
 
 
-class _Bare(Tensor):
+class PendingVariable(Tensor):
     """Placeholder output replaced by the Variable object itself right after the op is made."""
 
 

@@ -12,7 +12,7 @@ engine's default). ``RunMetadata`` stays empty.
 from __future__ import annotations
 
 
-class _Message:
+class Message:
     """A protobuf-like message: fixed fields with defaults; nested messages made on access."""
 
     _FIELDS: dict = {}
@@ -45,14 +45,14 @@ class _Message:
             object.__setattr__(self, name, getattr(other, name))
 
 
-class GPUOptions(_Message):
+class GPUOptions(Message):
     _FIELDS = {"per_process_gpu_memory_fraction": 0.0, "allow_growth": False,
                "allocator_type": "", "deferred_deletion_bytes": 0, "visible_device_list": "",
                "polling_active_delay_usecs": 0, "polling_inactive_delay_msecs": 0,
                "force_gpu_compatible": False, "experimental": None}
 
 
-class OptimizerOptions(_Message):
+class OptimizerOptions(Message):
     L1, L0 = 0, -1
     DEFAULT, OFF, ON_1, ON_2 = 0, -1, 1, 2
     _FIELDS = {"do_common_subexpression_elimination": False, "do_constant_folding": False,
@@ -60,14 +60,14 @@ class OptimizerOptions(_Message):
                "opt_level": 0, "global_jit_level": 0}
 
 
-class GraphOptions(_Message):
+class GraphOptions(Message):
     _FIELDS = {"enable_recv_scheduling": False, "optimizer_options": OptimizerOptions,
                "build_cost_model": 0, "build_cost_model_after": 0, "infer_shapes": False,
                "place_pruned_graph": False, "enable_bfloat16_sendrecv": False,
                "timeline_step": 0, "rewrite_options": None}
 
 
-class ConfigProto(_Message):
+class ConfigProto(Message):
     _FIELDS = {"device_count": dict, "intra_op_parallelism_threads": 0,
                "inter_op_parallelism_threads": 0, "use_per_session_threads": False,
                "session_inter_op_thread_pool": list, "placement_period": 0,
@@ -78,14 +78,14 @@ class ConfigProto(_Message):
                "experimental": None}
 
 
-class RunOptions(_Message):
+class RunOptions(Message):
     NO_TRACE, SOFTWARE_TRACE, HARDWARE_TRACE, FULL_TRACE = 0, 1, 2, 3
     _FIELDS = {"trace_level": 0, "timeout_in_ms": 0, "inter_op_thread_pool": 0,
                "output_partition_graphs": False, "debug_options": None,
                "report_tensor_allocations_upon_oom": False, "experimental": None}
 
 
-class RunMetadata(_Message):
+class RunMetadata(Message):
     _FIELDS = {"step_stats": None, "cost_graph": None, "partition_graphs": list,
                "function_graphs": list}
 

@@ -19,10 +19,10 @@ import time
 from ..framework import protos
 from ..framework.graph import Graph
 from ..framework.tf_record import frame
-from ..runtime.session_options import _Message
+from ..runtime.session_options import Message
 
 
-class SessionLog(_Message):
+class SessionLog(Message):
     """``tf.SessionLog``: a session's START, STOP or CHECKPOINT (with its path), for
     ``FileWriter.add_session_log``."""
 

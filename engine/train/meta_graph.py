@@ -46,7 +46,7 @@ import numpy as np
 from ..framework import dtypes as _dtypes
 from ..framework.errors import DataLossError, NotFoundError
 from ..framework.graph import GraphKeys, Operation, Tensor, TensorShape, get_default_graph
-from ..ops.variables import Variable, _Bare
+from ..ops.variables import PendingVariable, Variable
 from .checkpoint_management import write_atomically
 
 FORMAT, VERSION = "gradpipe-meta", 2
@@ -251,7 +251,7 @@ def _rebuild(graph, record, scope):
             specs = [(_dtypes.as_dtype(d), TensorShape(s)) for d, s in op_record["outputs"]]
             is_var = "variable" in op_record
             op = graph._add_op(op_record["type"], name, inputs, attrs, specs,
-                               output_class=_Bare if is_var else None, exact_name=True)
+                               output_class=PendingVariable if is_var else None, exact_name=True)
             op.control_inputs = [graph.get_operation_by_name(scoped(c, scope))
                                  for c in op_record["control_inputs"]]
             if "gradient_op_type" in op_record:

@@ -7,6 +7,7 @@ import pytest
 import engine as tf
 from engine.ops import FUNCTIONS
 from engine.ops.rnn import rnn, rnn_states
+from tests.engine.numeric import numeric_grad
 
 GATES = {"tanh": 1, "lstm": 4}
 
@@ -183,17 +184,6 @@ def test_matches_tf1_dynamic_rnn(cell, want, dtype, tol):
 
 
 # -- gradients against finite differences ----------------------------------------------------
-
-
-def numeric_grad(f, value, eps=1e-6):
-    """Central differences of the scalar f at ``value`` (float64), one entry at a time."""
-    grad = np.zeros_like(value)
-    for idx in np.ndindex(value.shape):
-        plus, minus = value.copy(), value.copy()
-        plus[idx] += eps
-        minus[idx] -= eps
-        grad[idx] = (f(plus) - f(minus)) / (2 * eps)
-    return grad
 
 
 @pytest.mark.parametrize("cell, state", [("tanh", "none"), ("tanh", "h0"), ("lstm", "none"),

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import engine as tf
-from tests.engine.test_sparse_ops import _numeric_grad
+from tests.engine.numeric import numeric_grad
 
 FLT_MAX = np.finfo(np.float32).max
 
@@ -130,9 +130,9 @@ def test_gradients_match_finite_differences_and_weights_get_indexed_slices(loss_
     total = lambda **kv: np_loss(*[kv.get(k, v) for k, v in  # noqa: E731
                                    zip("wblxs", (w, b, labels, x, sampled))], *q,
                                  remove_hits=remove_hits).sum()
-    np.testing.assert_allclose(gw_dense, _numeric_grad(lambda v: total(w=v), w), atol=1e-6)
-    np.testing.assert_allclose(gb, _numeric_grad(lambda v: total(b=v), b), atol=1e-6)
-    np.testing.assert_allclose(gx, _numeric_grad(lambda v: total(x=v), x), atol=1e-6)
+    np.testing.assert_allclose(gw_dense, numeric_grad(lambda v: total(w=v), w), atol=1e-6)
+    np.testing.assert_allclose(gb, numeric_grad(lambda v: total(b=v), b), atol=1e-6)
+    np.testing.assert_allclose(gx, numeric_grad(lambda v: total(x=v), x), atol=1e-6)
     untouched = sorted(set(range(len(w))) - set(labels.ravel()) - set(sampled))
     assert untouched and not gw_dense[untouched].any()
 
@@ -158,7 +158,7 @@ def test_partitioned_weights_give_the_loss_of_the_whole_table(strategy):
                                                            for g in grads]])
     np.testing.assert_allclose(split, whole, rtol=1e-12)
     q = [c.astype(np.float32).astype(np.float64) for c in (tq, sq)]
-    dense = _numeric_grad(lambda v: _nce_np(v, b, labels, x, sampled, *q).sum(), w)
+    dense = numeric_grad(lambda v: _nce_np(v, b, labels, x, sampled, *q).sum(), w)
     for p, g in zip(parts, grads):
         np.testing.assert_allclose(g, dense[p], atol=1e-6)
 

@@ -12,23 +12,13 @@ import numpy as np
 import pytest
 
 import engine as tf
+from tests.engine.numeric import numeric_grad
 
 
 def _run(fetches, feed=None):
     with tf.Session() as sess:
         sess.run(tf.global_variables_initializer())
         return sess.run(fetches, feed)
-
-
-def _numeric_grad(f, x, eps=1e-6):
-    """Central differences of the scalar f at the float64 array x."""
-    out = np.zeros_like(x)
-    for j in np.ndindex(x.shape):
-        up, down = x.copy(), x.copy()
-        up[j] += eps
-        down[j] -= eps
-        out[j] = (f(up) - f(down)) / (2 * eps)
-    return out
 
 
 def test_gather_gradient_is_indexed_slices_of_the_rows_looked_up():
@@ -120,7 +110,7 @@ def test_embedding_lookup_over_parts_matches_a_numpy_lookup_and_finite_differenc
                 def f(x, k=k):
                     return sess.run(loss, {**feed, ps[k]: x})
 
-                np.testing.assert_allclose(dense[k], _numeric_grad(f, part), atol=1e-7)
+                np.testing.assert_allclose(dense[k], numeric_grad(f, part), atol=1e-7)
 
 
 def test_embedding_lookup_of_one_variable_is_a_gather():

@@ -9,11 +9,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from hydra import compose, initialize_config_dir, initialize_config_module
+from hydra import compose
 from omegaconf import OmegaConf
 
-from runner import app
-from runner.app import CONFIG_PACKAGE, run
+from runner.app import initialize_compose, run
 
 REPO = Path(__file__).resolve().parents[2]
 EXPERIMENTS = sorted(p.stem for p in (REPO / "configs" / "experiment").glob("*.yaml"))
@@ -28,10 +27,7 @@ def compose_config(*overrides: str, config_dir: str | Path | None = None) -> dic
     overrides = list(overrides)
     if config_dir is not None:
         overrides.insert(0, f"hydra.searchpath=[file://{Path(config_dir).resolve()}]")
-    where = app.config_dir()
-    init = initialize_config_module(CONFIG_PACKAGE, version_base="1.3") \
-        if where.startswith("pkg://") else initialize_config_dir(where, version_base="1.3")
-    with init:
+    with initialize_compose():
         cfg = compose("config", overrides=overrides)
     return OmegaConf.to_container(cfg, resolve=True)
 
