@@ -18,7 +18,7 @@ from ..framework.errors import InvalidArgumentError, OpError, ShapeError
 from ..framework.graph import Operation, Tensor
 from ..framework.registry import get_op
 from ..ops.core import SHAPE_ONLY
-from . import blocked, codegen
+from . import blocked_regions, codegen
 from .fusion import fuse_steps
 from .plan_passes import batch_updates, fold_gradient_scales
 
@@ -232,7 +232,7 @@ def compile_plan(state, fetches, feeds, done=()):
     fresh = lambda t: t not in aliased  # computed by the run, not state or a constant
     steps = _without_unused(steps, fetched)
     steps = batch_updates(fold_gradient_scales(steps, fetched, fresh), fresh, folded.__contains__)
-    steps = blocked.find_regions(steps, fetched, fuse_steps)
+    steps = blocked_regions.find_regions(steps, fetched, fuse_steps)
     return Plan(list(feeds), steps, template, fetch_slots, copy_fetch, state)
 
 
