@@ -20,9 +20,9 @@ every ``save_model_secs`` and the summary op's value and ``global_step/sec`` eve
 
 Difference from TF: the services run when the program asks ``should_stop()`` (and at the
 start), not in background threads, so their reads never interleave with a training step; a
-loop that never asks gets the first checkpoint and summary only. ``sv.coord`` is a minimal
-coordinator (``should_stop``, ``request_stop``, ``wait_for_stop``); queue runners and
-``sv.loop`` are not provided.
+loop that never asks gets the first checkpoint and summary only. ``sv.coord`` is a
+``tf.train.Coordinator``; the graph's queue runners start with the session (they fill their
+queues on demand, see ``queue_runner.py``); ``sv.loop`` is not provided.
 """
 
 from __future__ import annotations
@@ -31,41 +31,16 @@ import contextlib
 import os
 import time
 
-from ..framework.errors import OutOfRangeError
 from ..framework.graph import GraphKeys, get_default_graph
 from ..ops.variables import global_variables_initializer
 from ..runtime.session import Session
 from ..summary import FileWriter, SessionLog, Summary, merge_all
 from .checkpoint_management import latest_checkpoint
+from .coordinator import Coordinator
 from .global_step import get_global_step
 from .monitored_session import SUMMARY_OP, USE_DEFAULT, Scaffold, default_local_init_op
+from .queue_runner import start_queue_runners
 from .saver import Saver
-
-
-class _Coordinator:
-    """The stop flag the supervisor and its loop share."""
-
-    def __init__(self):
-        self._stop, self._exception = False, None
-
-    def should_stop(self):
-        return self._stop
-
-    def request_stop(self, ex=None):
-        if ex is not None and self._exception is None and not isinstance(ex, OutOfRangeError):
-            self._exception = ex
-        self._stop = True
-
-    def clear_stop(self):
-        self._stop, self._exception = False, None
-
-    def wait_for_stop(self, timeout=None):
-        return self._stop
-
-    def raise_requested_exception(self):
-        if self._exception is not None:
-            exception, self._exception = self._exception, None
-            raise exception
 
 
 class _Every:
@@ -115,7 +90,7 @@ class Supervisor:
         if summary_writer is USE_DEFAULT:
             summary_writer = FileWriter(logdir) if logdir and is_chief else None
         self._summary_writer = summary_writer
-        self._coord = _Coordinator()
+        self._coord = Coordinator()
         self._services = []
         self._graph.finalize()
 
@@ -148,9 +123,19 @@ class Supervisor:
                 self._init_fn(sess)
         if self._local_init_op is not None:
             sess.run(self._local_init_op)
-        if start_standard_services and self._is_chief:
-            self.start_standard_services(sess)
+        if start_standard_services:
+            self.start_queue_runners(sess)
+            if self._is_chief:
+                self.start_standard_services(sess)
         return sess
+
+    def start_queue_runners(self, sess, queue_runners=None):
+        """Start the graph's queue runners (or those given) with the supervisor's coordinator,
+        as TF's ``prepare_or_wait_for_session`` does; here they fill their queues on demand."""
+        if queue_runners is not None:
+            return [t for qr in queue_runners
+                    for t in qr.create_threads(sess, coord=self._coord, start=True)]
+        return start_queue_runners(sess, coord=self._coord)
 
     def start_standard_services(self, sess):
         """Write the graph and a START event; run the services once now, then as due."""

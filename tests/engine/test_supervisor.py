@@ -75,3 +75,20 @@ def test_out_of_range_is_a_clean_stop_and_errors_are_raised():
     with pytest.raises(RuntimeError, match="finalized"):
         tf.constant(1.0)
     assert step is not None
+
+
+def test_managed_session_starts_the_queue_runners_with_its_coordinator():
+    """As TF's: a queue-fed loop under a Supervisor reads every batch without calling
+    start_queue_runners, and the end of the input stops it cleanly."""
+    with tf.Graph().as_default():
+        tf.train.get_or_create_global_step()
+        rows = np.arange(10, dtype=np.float32)
+        row = tf.train.slice_input_producer([rows], num_epochs=1, shuffle=False)[0]
+        batch = tf.train.batch([row], batch_size=4, allow_smaller_final_batch=True)
+        sv = tf.train.Supervisor(summary_op=None)
+        assert isinstance(sv.coord, tf.train.Coordinator)
+        seen = []
+        with sv.managed_session() as sess:
+            while not sv.should_stop():
+                seen.append(sess.run(batch).tolist())
+    assert seen == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9]] and sv.coord.should_stop()
