@@ -28,9 +28,12 @@ def _string(value):
 
 
 class _FileDataset(Dataset):
-    """A source of one string per record of each file in ``filenames``."""
+    """A source of one string per record of each file in ``filenames``; TF's ``buffer_size``,
+    ``num_parallel_reads`` and ``name`` are accepted and change nothing here (files are read one
+    after the other)."""
 
-    def __init__(self, filenames, compression_type=None):
+    def __init__(self, filenames, compression_type=None, buffer_size=None, num_parallel_reads=None,
+                 name=None):
         names = as_tensor(filenames)
         if not names.dtype.is_string or names.shape.ndims not in (None, 0, 1):
             raise TypeError(f"{type(self).__name__}: filenames must be a string or a vector of "
@@ -54,10 +57,6 @@ class TextLineDataset(_FileDataset):
     line of the files without its line ending (``\\n`` or ``\\r\\n``); skip a header with
     ``.skip(1)`` (per file: ``list_files(...).flat_map(lambda f: TextLineDataset(f).skip(1))``)."""
 
-    def __init__(self, filenames, compression_type=None, buffer_size=None, num_parallel_reads=None,
-                 name=None):
-        super().__init__(filenames, compression_type)
-
     def _records(self, name):
         return text_lines(name, self._compression)
 
@@ -65,10 +64,6 @@ class TextLineDataset(_FileDataset):
 class TFRecordDataset(_FileDataset):
     """``tf.data.TFRecordDataset(filenames, compression_type=None, ...)``: the records of
     TFRecord files (``compression_type`` None, ``"ZLIB"`` or ``"GZIP"``)."""
-
-    def __init__(self, filenames, compression_type=None, buffer_size=None, num_parallel_reads=None,
-                 name=None):
-        super().__init__(filenames, compression_type)
 
     def _records(self, name):
         return read_records(name, self._compression)
