@@ -353,14 +353,15 @@ def _recurrent_weights_t(kernel, features, hidden, k):
 
 def _tf_gate_order(dweights, hidden, k):
     """The kernel's and the bias's gradients (the rows of ``dweights`` but its last, and its last
-    row) with the columns back in TF's gate order (i, j, f, o)."""
-    if k is not None:
-        dkernel = np.empty((dweights.shape[0] - 1, dweights.shape[1]), dweights.dtype)
-        dbias = np.empty(dweights.shape[1], dweights.dtype)
-        if rnn_compiled.run("tf_gate_order", dweights, dkernel, dbias):
-            return dkernel, dbias
-    dweights = dweights[:, _gate_order(hidden)]
-    return dweights[:-1], dweights[-1]
+    row) with the columns back in TF's gate order (i, j, f, o): C-contiguous views of one new
+    array in both loops. Layout matters as much as values: ``dweights[:, order]`` would give
+    column-major views, and the ops reading them compute other bits from a strided vector (BLAS's
+    strided sdot in L2Loss sums in another order than its contiguous one), so the numpy and the
+    compiled loops gave clip_adam other grad norms from step 45."""
+    out = np.empty_like(dweights)
+    if k is None or not rnn_compiled.run("tf_gate_order", dweights, out[:-1], out[-1]):
+        np.take(dweights, _gate_order(hidden), axis=1, out=out)
+    return out[:-1], out[-1]
 
 
 def _rnn_grad_forward(x, kernel, bias, *rest, cell, forget_bias, with_state, zero_dc=False,

@@ -500,8 +500,8 @@ def _forward_and_gradient(cell, v, dtype=np.float32, zero_dc=False):
                                                  ("lstm", True, 7), ("lstm", True, 0)])
 def test_compiled_loops_equal_the_numpy_loops_bit_for_bit(cell, zero_dc, time, monkeypatch):
     """Same float32 results from both loops and the compiled copies around them (the op may
-    switch between them at any run), with an initial state that is not C-contiguous, sizes that
-    fill no SIMD vector evenly, and an empty sequence."""
+    switch between them at any run) in the same memory layout, with an initial state that is not
+    C-contiguous, sizes that fill no SIMD vector evenly, and an empty sequence."""
     from engine.ops import rnn as rnn_module
     from engine.ops import rnn_compiled
 
@@ -520,6 +520,8 @@ def test_compiled_loops_equal_the_numpy_loops_bit_for_bit(cell, zero_dc, time, m
     assert rnn_compiled.kernels() is not None  # no fallback happened on the way
     for a, b in zip(numpy_results, compiled_results, strict=True):
         np.testing.assert_array_equal(a, b)
+        # the same layout too: ops reading the outputs may round otherwise for other strides
+        assert (a.strides, a.flags.c_contiguous) == (b.strides, b.flags.c_contiguous)
 
 
 @pytest.mark.parametrize("features", [1, 2, 3, 4])
