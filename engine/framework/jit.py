@@ -73,18 +73,26 @@ class WarmKernel:
         self.runs = 0
         self.compiled = None  # the compiled loop once made; False: none
 
-    def __call__(self, *args) -> bool:
+    def ready(self):
+        """The compiled loop, or None (before the warm-up, without numba, or where it failed):
+        a request counted as ``__call__`` counts it, for a caller that runs the loop itself
+        (over parts of its arrays on several threads); if the loop raises, the caller sets
+        ``compiled`` to False and runs its numpy code."""
         if self.compiled is False:
-            return False
+            return None
         self.runs += 1
         if self.runs <= self.after:
-            return False
+            return None
         if self.compiled is None:
             self.compiled = njit(self.fn) or False
-            if self.compiled is False:
-                return False
+        return self.compiled or None
+
+    def __call__(self, *args) -> bool:
+        loop = self.ready()
+        if loop is None:
+            return False
         try:
-            self.compiled(*args)
+            loop(*args)
         except Exception:  # noqa: BLE001 - e.g. a type numba cannot compile: numpy's code remains
             self.compiled = False
             return False

@@ -17,16 +17,17 @@ gradient ``dy * 1`` at a window's first maximum and ``dy * 0`` elsewhere, relu's
 order): the same bits as the unfused ops (NaN payloads aside, as between numpy's loops).
 
 The loops are numba's (``jit.WarmKernel``): after ``WARM_RUNS`` runs of a chain in a process,
-only for C-contiguous float32/float64 arrays of at least ``MIN_ELEMENTS`` elements and one
-intra-op thread (with more, the unfused ops' loops split across the engine's workers); anywhere
-else the chain's ops run as they are.
+only for C-contiguous float32/float64 arrays of at least ``MIN_ELEMENTS`` elements; anywhere
+else the chain's ops run as they are. At two intra-op threads or more a large image's loop is
+cut by batch items across the engine's workers (``_run``): the images' bits are one thread's,
+a bias gradient's the parts' sums added in part order.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..framework import jit, threads
+from ..framework import jit, threads, workers
 from ..framework.registry import register_chain
 
 #: runs of a chain in a process before its compiled loop is used (a short run never compiles)
@@ -34,6 +35,12 @@ WARM_RUNS = 50
 #: elements of the image from which a chain takes its compiled loop (the unfused ops' own
 #: compiled loops start about there, so smaller models never start numba for these)
 MIN_ELEMENTS = 16384
+#: elements of the image from which a chain's loop is cut by batch items across the engine's
+#: workers at two intra-op threads or more (a part handed to a worker costs about 10 us idle;
+#: LeNet's chains over [64, 24, 24, 6] take 70-200 us at one thread)
+SPLIT_MIN = 1 << 16
+#: parts per thread (the threads take them in turn: one that starts late leaves its share)
+PARTS_PER_THREAD = 2
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 
@@ -156,12 +163,12 @@ class _Loop(jit.WarmKernel):
     """A chain's loop; its helpers become numba functions before it compiles (numba reads a
     function's globals when it compiles it)."""
 
-    def __call__(self, *args) -> bool:
+    def ready(self):
         if self.compiled is None and self.runs >= self.after:
             for name, fn in _HELPERS.items():
                 if globals()[name] is fn:
                     globals()[name] = jit.njit(fn) or fn
-        return super().__call__(*args)
+        return super().ready()
 
 
 _BIAS_RELU = _Loop(_bias_relu, WARM_RUNS)
@@ -175,11 +182,51 @@ _RELU_GRAD_SUM = _Loop(_relu_grad_sum, WARM_RUNS)
 
 def _takes(*arrays) -> bool:
     """Whether the compiled loops take these arrays: C-contiguous, one float dtype, an image of
-    at least MIN_ELEMENTS first, one intra-op thread."""
+    at least MIN_ELEMENTS first."""
     first = arrays[0]
     return (first.size >= MIN_ELEMENTS and first.dtype in _FLOATS
-            and all(a.dtype == first.dtype and a.flags.c_contiguous for a in arrays)
-            and threads.intra_op_threads() == 1)
+            and all(a.dtype == first.dtype and a.flags.c_contiguous for a in arrays))
+
+
+def _run(loop, args, cut, acc=None, flat=False) -> bool:
+    """``loop(*args)``; whether it ran. At two intra-op threads or more and an image of
+    SPLIT_MIN elements or more, the arrays at positions ``cut`` are cut along their first axis
+    (the batch) into parts that the calling thread and the workers take in turn
+    (``workers.run_parts``; ``flat``: each part passed flattened). Every element an image loop
+    writes is computed alike in whichever part holds it: one thread's bits. A sum into the
+    array at position ``acc`` (the bias gradient) is made per part from zeros, the parts' sums
+    then added in part order: other rounding than one thread, the same at every run (the cuts
+    depend on the shapes and the thread count only)."""
+    count = min(threads.intra_op_threads(), workers.SIZE + 1)
+    n = args[cut[0]].shape[0]
+    ranges = workers.ranges(n, count * PARTS_PER_THREAD) \
+        if count > 1 and args[cut[0]].size >= SPLIT_MIN else []
+    if len(ranges) < 2:
+        whole = [a.reshape(-1) if flat and i in cut else a for i, a in enumerate(args)]
+        return loop(*whole)
+    compiled = loop.ready()
+    if compiled is None:
+        return False
+    total = args[acc] if acc is not None else None
+    partial = np.zeros((len(ranges),) + total.shape, total.dtype) if total is not None else None
+    parts = []
+    for k, (lo, hi) in enumerate(ranges):
+        part = list(args)
+        for i in cut:
+            part[i] = args[i][lo:hi].reshape(-1) if flat else args[i][lo:hi]
+        if acc is not None:
+            part[acc] = partial[k]
+        parts.append(tuple(part))
+    try:
+        workers.run_parts(compiled, parts, count)
+    except Exception:  # noqa: BLE001 - e.g. a type numba cannot compile: the ops run apart
+        loop.compiled = False
+        return False
+    if acc is not None:
+        np.copyto(total, partial[0])
+        for p in partial[1:]:
+            total += p
+    return True
 
 
 def _pooled_2x2(x, y) -> bool:
@@ -223,7 +270,9 @@ def _bias_relu_maker(ops, positions, exported):
         if not (_takes(x, b) and b.ndim == 1 and x.shape[-1] == b.size):
             return None
         out = np.empty_like(x)
-        return (out,) if _BIAS_RELU(x.reshape(-1), b, out.reshape(-1)) else None
+        rows = (x.shape[0], -1)
+        return (out,) if _run(_BIAS_RELU, (x.reshape(rows), b, out.reshape(rows)), (0, 2),
+                              flat=True) else None
 
     return fast
 
@@ -243,7 +292,7 @@ def _bias_relu_pool_maker(ops, positions, exported):
             return None
         r = np.empty_like(x)
         y = np.empty((x.shape[0], x.shape[1] // 2, x.shape[2] // 2, x.shape[3]), x.dtype)
-        if not _BIAS_RELU_POOL(x, b, r, y):
+        if not _run(_BIAS_RELU_POOL, (x, b, r, y), (0, 2, 3)):
             return None
         return (r, y) if keep_relu else (y,)
 
@@ -266,7 +315,7 @@ def _pool_relu_grad_maker(ops, positions, exported):
             return None  # relu's output pooled (an Identity between them returns it): else apart
         dz = np.empty_like(x)
         acc = np.zeros(x.shape[3] if summed else 0, x.dtype)
-        if not _POOL_RELU_GRAD(x, y, dy, dz, acc, summed):
+        if not _run(_POOL_RELU_GRAD, (x, y, dy, dz, acc, summed), (0, 1, 2, 3), acc=4):
             return None
         if not summed:
             return (dz,)
@@ -296,7 +345,8 @@ def _relu_grad_sum_maker(ops, positions, exported):
         c = g.shape[-1]
         out = np.empty_like(g)
         acc = np.zeros(c, g.dtype)
-        if not _RELU_GRAD_SUM(g.reshape(-1, c), y.reshape(-1, c), out.reshape(-1, c), acc):
+        if not _run(_RELU_GRAD_SUM, (g.reshape(-1, c), y.reshape(-1, c), out.reshape(-1, c), acc),
+                    (0, 1, 2), acc=3):
             return None
         return (out, acc) if keep_grad else (acc,)
 

@@ -149,10 +149,11 @@ def windows_view(xp, kh, kw, oh, ow, strides, dilations):
 def im2col_product_parts(xp, w2, kh, kw, oh, ow, strides, dilations):
     """At two threads or more, a large convolution's windows and their product with the filter
     ``w2`` ``[kh * kw * c, out]`` cut by batch items (``split_gemm.cuts``): each part copies its
-    items' windows into its rows (one numpy copy, laid out as ``im2col`` lays them: tap-major
-    for one channel) and multiplies them, on the calling thread or a worker, so that the copy
-    is shared too and a part's rows are multiplied while in cache. (output rows, the windows
-    as ``im2col`` returns them), or None: ``im2col``, then the product."""
+    items' windows into its rows (laid out as ``im2col`` lays them: one numpy copy, or for one
+    channel the compiled tap-major slab loop) and multiplies them, on the calling thread or a
+    worker, so that the copy is shared too and a part's rows are multiplied while in cache.
+    (output rows, the windows as ``im2col`` returns them), or None: ``im2col``, then the
+    product."""
     n, c = xp.shape[0], xp.shape[3]
     per = oh * ow
     parts = split_gemm.cuts(n, per, kh * kw * c, w2.shape[1])
@@ -164,9 +165,12 @@ def im2col_product_parts(xp, w2, kh, kw, oh, ow, strides, dilations):
         windows = np.empty((kh, kw, n, oh, ow), xp.dtype)
         view = view[..., 0].transpose(3, 4, 0, 1, 2)
         rows = windows.reshape(kh * kw, n * per).T
+        image = xp.reshape(xp.shape[:3]) if xp.flags.c_contiguous else None
 
         def part(lo, hi):
-            np.copyto(windows[:, :, lo:hi], view[:, :, lo:hi])
+            if image is None or not windows_compiled.run_whole(
+                    "im2col_taps", image[lo:hi], kh, kw, *strides, *dilations, lo, windows):
+                np.copyto(windows[:, :, lo:hi], view[:, :, lo:hi])
             np.matmul(rows[lo * per:hi * per], w2, out=out[lo * per:hi * per])
     else:
         windows = np.empty((n, oh, ow, kh, kw, c), xp.dtype)

@@ -53,9 +53,9 @@ def _graph(dtype, shape, pool="2x2", fetch_pre=False):
     return (x, b, seed), fetches, top
 
 
-def _run(dtype, shape, monkeypatch, chains, pool="2x2", fetch_pre=False):
+def _run(dtype, shape, monkeypatch, chains, pool="2x2", fetch_pre=False, threads=1):
     """The fetches' values with the chains fused (their loops compiled at once) or not (every
-    op on its numpy code)."""
+    op on its numpy code), in a session of ``threads`` intra-op threads."""
     monkeypatch.setenv("GRADPIPE_CHAINS", "1" if chains else "0")
     monkeypatch.setattr(windows_compiled, "WARM_RUNS", 10 ** 9)
     for name in LOOPS:
@@ -66,7 +66,8 @@ def _run(dtype, shape, monkeypatch, chains, pool="2x2", fetch_pre=False):
         rng = np.random.default_rng(5)
         seed_val = rng.standard_normal(top.shape.as_list()).astype(dtype)
         seed_val[0, 0, 0, 0] = -0.0
-        with tf.Session() as sess:
+        config = tf.ConfigProto(intra_op_parallelism_threads=threads)
+        with tf.Session(config=config) as sess:
             return sess.run(fetches, dict(zip(feeds, (x_val, b_val, seed_val))))
 
 
@@ -90,6 +91,34 @@ def test_fused_chains_give_the_unfused_bits(dtype, pool, monkeypatch):
     assert ran == ([False, True, True, False] if pool == "2x2" else [True, False, False, True])
     for e, g in zip(expected, got):
         _same_bits(e, g)
+
+
+@pytest.mark.parametrize("pool", ["2x2", "none"])
+def test_two_threads_cut_the_chains_by_batch_items(pool, monkeypatch):
+    """At two intra-op threads a large image's chain loop is cut by batch items across the
+    workers: the images (relu's, the pool's, the input gradient) keep the unfused ops' one-thread
+    bits; the bias gradient is the parts' sums added in part order: within float32 rounding of
+    one thread's, and the same at every run."""
+    monkeypatch.setattr(activation_chains, "SPLIT_MIN", 1024)
+    shape = (64, 8, 6, 16)
+    expected = _run(np.float32, shape, monkeypatch, chains=False, pool=pool)
+    loops = [getattr(activation_chains, name) for name in LOOPS]
+    for loop in loops:
+        monkeypatch.setattr(loop, "runs", 0)
+    calls = []
+    real = activation_chains.workers.run_parts
+    monkeypatch.setattr(activation_chains.workers, "run_parts",
+                        lambda fn, parts, count: calls.append(len(parts)) or real(fn, parts, count))
+    runs = [_run(np.float32, shape, monkeypatch, chains=True, pool=pool, threads=2)
+            for _ in range(2)]
+    assert calls and all(n == 4 for n in calls)  # two parts per thread, 16 items each
+    for got in runs:
+        for e, g in zip(expected[:3], got[:3]):
+            _same_bits(e, g)
+        finite = np.isfinite(expected[3])
+        np.testing.assert_array_equal(finite, np.isfinite(got[3]))
+        np.testing.assert_allclose(got[3][finite], expected[3][finite], rtol=1e-5, atol=1e-4)
+    _same_bits(runs[0][3], runs[1][3])
 
 
 @pytest.mark.parametrize("case", [dict(pool="3x3"), dict(fetch_pre=True),

@@ -139,15 +139,21 @@ def test_a_two_thread_session_cuts_convolutions_and_matmuls(monkeypatch):
         np.testing.assert_array_equal(again, two)
 
 
+@pytest.mark.parametrize("compiled", [False, True])
 @pytest.mark.parametrize("channels", [1, 3])
 @pytest.mark.parametrize("padding", ["VALID", "SAME"])
 def test_a_convolution_cut_by_batch_items_matches_one_threads_values(monkeypatch, channels,
-                                                                    padding):
+                                                                    padding, compiled):
     """The forward's windows and products and the input gradient's products and col2im per
     part: the reserve (windows) the same as one thread's im2col, values within float32
-    rounding of one thread's (one and several channels, strides, dilations, padding)."""
-    from engine.ops import conv
+    rounding of one thread's (one and several channels, strides, dilations, padding; with
+    ``compiled``, one channel's windows made per part by the compiled slab loop)."""
+    from engine.ops import conv, windows_compiled
 
+    if compiled:
+        pytest.importorskip("numba")
+        monkeypatch.setattr(windows_compiled, "WARM_RUNS", -1)
+        monkeypatch.setattr(windows_compiled, "_state", {"runs": 0})
     monkeypatch.setattr(split_gemm, "MIN_MACS", 1)
     rng = np.random.default_rng(4)
     x = rng.standard_normal((5, 11, 10, channels)).astype(np.float32)
@@ -161,6 +167,8 @@ def test_a_convolution_cut_by_batch_items_matches_one_threads_values(monkeypatch
         dx = conv._backprop_input_forward(np.array(x.shape), w, dy, **attrs)
         results.append((y, np.array(reserve), dx))
     threads.use_blas_threads(1)
+    if compiled and channels == 1:
+        assert windows_compiled._state.get("im2col_taps")  # the slab loop was used
     (y1, r1, dx1), (y2, r2, dx2) = results
     np.testing.assert_array_equal(r2, r1)
     np.testing.assert_allclose(y2, y1, rtol=1e-5, atol=1e-5)
