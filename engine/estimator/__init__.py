@@ -8,12 +8,15 @@
 - ``export``: what ``Estimator.export_savedmodel`` serves (receivers, outputs);
 - ``training``: ``train_and_evaluate`` with ``TrainSpec`` and ``EvalSpec``;
 - ``canned``: ``DNNClassifier``, ``DNNRegressor``, ``LinearClassifier``, ``LinearRegressor`` on
-  feature columns, with the heads of ``head``.
+  feature columns, with the heads of ``head``;
+- ``boosted_trees``: ``BoostedTreesClassifier``, ``BoostedTreesRegressor`` (TF's kernels in
+  ``ops/boosted_trees``).
 """
 
 import types as _types
 
 from . import export  # noqa: F401  (tf.estimator.export)
+from .boosted_trees import BoostedTreesClassifier, BoostedTreesRegressor  # noqa: F401
 from .canned import DNNClassifier, DNNRegressor, LinearClassifier, LinearRegressor  # noqa: F401
 from .estimator import Estimator, NanLossDuringTrainingError  # noqa: F401
 from .inputs import numpy_input_fn

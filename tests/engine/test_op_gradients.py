@@ -27,6 +27,7 @@ from engine.contrib.boosted_trees import ensemble, gbdt_ops
 from engine.contrib.factorization.clustering_kernels import nearest_neighbors
 from engine.contrib.tensor_forest.python import tensor_forest
 from engine.framework.registry import OPS, apply
+from engine.ops import boosted_trees_ops
 from engine.ops.lookup_ops import categorical_identity, index_to_string, vocabulary_lookup
 from engine.ops.rnn import rnn_states
 
@@ -826,6 +827,9 @@ NON_DIFFERENTIABLE: dict[str, Callable] = {
     "TreeSize": _tree_op(lambda x, t, r: t.size()),
     "GradientTreesPrediction": lambda x: gbdt_ops.predict(
         tf.zeros([0, ensemble.VALUES + 1]), x, 0.1),
+    # the canned boosted trees' logits of bucket ids (ops/boosted_trees_ops.py)
+    "BoostedTreesPredict": lambda x: boosted_trees_ops.predict(
+        tf.zeros([0, ensemble.VALUES + 1]), tf.cast(tf.abs(x), tf.int32)),
 }
 
 # Differentiating these raises: the rnn op has no second-order derivatives (engine/ops/rnn.py),

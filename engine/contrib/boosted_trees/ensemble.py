@@ -35,41 +35,13 @@ from __future__ import annotations
 import numpy as np
 
 from ...framework import jit
+from ...ops import boosted_trees as bt
 
-TREE, FEATURE, THRESHOLD, LEFT, DEPTH = range(5)
-VALUES = 5
-
-
-def empty_table(logits_dimension):
-    return np.zeros((0, VALUES + logits_dimension), np.float32)
-
-
-def new_tree(table, tree):
-    """The table with a new tree's root: a leaf of value 0."""
-    root = np.zeros((1, table.shape[1]), np.float32)
-    root[0, TREE], root[0, FEATURE], root[0, LEFT] = tree, -1, -1
-    return np.concatenate([table, root])
-
-
-def leaves(table, root, x):
-    """The node each row of ``x`` reaches in the tree whose root is row ``root``."""
-    node = np.full(x.shape[0], root, np.int64)
-    rows = np.arange(x.shape[0])
-    while True:
-        feature = table[node, FEATURE].astype(np.int64)
-        inner = feature >= 0
-        if not inner.any():
-            return node
-        r, n = rows[inner], node[inner]
-        right = x[r, feature[inner]] > table[n, THRESHOLD]
-        node[r] = table[n, LEFT].astype(np.int64) + right
-
-
-def roots(table):
-    """The row of each tree's root, in tree order."""
-    trees = table[:, TREE].astype(np.int64)
-    first = np.flatnonzero(np.r_[True, trees[1:] != trees[:-1]]) if len(trees) else trees
-    return first
+# the node table, its trees and their traversal are the core kernels' (``ops/boosted_trees``)
+TREE, FEATURE, THRESHOLD, LEFT, DEPTH, GAIN = bt.TREE, bt.FEATURE, bt.THRESHOLD, bt.LEFT, \
+    bt.DEPTH, bt.GAIN
+VALUES = bt.VALUES
+empty_table, new_tree, leaves, roots = bt.empty_table, bt.new_tree, bt.leaves, bt.roots
 
 
 def logits(table, x, learning_rate, center_bias=False):
@@ -251,26 +223,17 @@ def best_split(buckets, g, h, width, l1, l2, tree_complexity, min_node_weight):
 
 def grow_layer(table, stats, l1, l2, tree_complexity, min_node_weight):
     """(the table with the layer's splits, how many leaves split)."""
-    new_rows, split = [], 0
-    size = table.shape[0]
+    split = 0
     for leaf, (buckets, g, h) in sorted(stats.by_leaf().items()):
         best = best_split(buckets, g, h, stats.width, l1, l2, tree_complexity,
                           min_node_weight)
         if best is None:
             continue
-        _, feature, bucket, (lg, lh), (rg, rh) = best
-        table[leaf, FEATURE] = feature
-        table[leaf, THRESHOLD] = stats.boundaries[feature][bucket]
-        table[leaf, LEFT] = size + 2 * split
-        for g_side, h_side in ((lg, lh), (rg, rh)):
-            child = np.zeros(table.shape[1], np.float32)
-            child[TREE], child[FEATURE], child[LEFT] = table[leaf, TREE], -1, -1
-            child[DEPTH] = table[leaf, DEPTH] + 1
-            child[VALUES:] = table[leaf, VALUES:] + _step(g_side, h_side, l1, l2)
-            new_rows.append(child)
+        gain, feature, bucket, (lg, lh), (rg, rh) = best
+        value = table[leaf, VALUES:]
+        table = bt.add_split(table, leaf, feature, stats.boundaries[feature][bucket], gain,
+                             value + _step(lg, lh, l1, l2), value + _step(rg, rh, l1, l2))
         split += 1
-    if new_rows:
-        table = np.concatenate([table, np.stack(new_rows)])
     return table, split
 
 
