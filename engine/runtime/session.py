@@ -20,6 +20,7 @@ from ..framework.threads import blas_threads_of, invalidate, use_blas_threads
 from ..ops.embedding_ops import SparseTensor, SparseTensorValue
 from .allocator import keep_freed_memory
 from .plan import compile_plan
+from .server_lib import check_target
 
 
 class SessionState:
@@ -201,6 +202,7 @@ class Session:
     not depend on how the process was started."""
 
     def __init__(self, target="", graph=None, config=None):
+        check_target(target)  # '' or a tf.train.Server of this process (server_lib)
         keep_freed_memory()
         self.blas_threads = blas_threads_of(config)
         invalidate()  # a new session sets the count at its first run, whoever changed it since

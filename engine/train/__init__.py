@@ -26,6 +26,11 @@ from ..framework.example_protos import (  # noqa: F401  (tf.train.Example and it
     SequenceExample,
 )
 from ..ops.queue_ops import limit_epochs  # noqa: F401
+from ..runtime.server_lib import (  # noqa: F401  (TF's distributed API, one process)
+    ClusterSpec,
+    Server,
+    replica_device_setter,
+)
 from . import queue_runner, slot_creator  # noqa: F401
 from .adadelta import AdadeltaOptimizer
 from .adagrad import AdagradDecayOptimizer, AdagradOptimizer

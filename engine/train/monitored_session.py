@@ -134,13 +134,13 @@ class ChiefSessionCreator:
     def __init__(self, scaffold=None, master="", config=None, checkpoint_dir=None,
                  checkpoint_filename_with_path=None):
         self._scaffold = scaffold or Scaffold()
-        self._config = config
+        self._master, self._config = master, config
         self._checkpoint_dir = checkpoint_dir
         self._checkpoint_filename_with_path = checkpoint_filename_with_path
 
     def create_session(self):
         scaffold = self._scaffold.finalize()
-        session = Session(graph=get_default_graph(), config=self._config)
+        session = Session(self._master, graph=get_default_graph(), config=self._config)
         checkpoint = self._checkpoint_filename_with_path
         if checkpoint is None and self._checkpoint_dir:
             checkpoint = latest_checkpoint(self._checkpoint_dir)

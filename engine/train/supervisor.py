@@ -136,7 +136,7 @@ class Supervisor:
                                     max_wait_secs=7200, start_standard_services=True):
         """A session with the model restored from ``logdir`` or initialized."""
         self._coord.clear_stop()
-        sess = Session(graph=self._graph, config=config)
+        sess = Session(master, graph=self._graph, config=config)
         checkpoint = latest_checkpoint(self._logdir) if self._logdir else None
         if checkpoint is not None and self._saver is not None:
             self._saver.restore(sess, checkpoint)
