@@ -12,6 +12,7 @@ its gradient is the mask times the incoming gradient (the mask itself has none).
 
 from __future__ import annotations
 
+import math
 import numbers
 
 import numpy as np
@@ -22,6 +23,7 @@ from ..framework.graph import Tensor
 from ..framework.registry import apply, export, register
 from ..framework.tensor_shape import TensorShape
 from ..framework.tensor_util import shape_tensor_dims
+from . import dropout_compiled
 from .array import shape
 from .core import constant, convert_to_tensor, identity
 from .learning_phase import training_tensor
@@ -36,11 +38,17 @@ def _mask_forward(state, op, noise_shape, rate, training):
     if not 0.0 <= rate < 1.0:
         raise ValueError(f"dropout rate must be a number in [0, 1), got {rate}")
     rng = state.rng_for(op)
-    keep = _kept_from_bits(rng, dims, rate) if dtype == np.float32 else None
+    scale = dtype.type(1.0 / (1.0 - rate))
+    keep = None
+    if dtype == np.float32:
+        mask = _mask_compiled(rng, dims, rate, scale)
+        if mask is not None:
+            return mask
+        keep = _kept_from_bits(rng, dims, rate)
     if keep is None:
         u = rng.random(dims, dtype=np.float32 if dtype == np.float32 else np.float64)
         keep = u >= rate
-    return np.multiply(keep, dtype.type(1.0 / (1.0 - rate)), dtype=dtype)
+    return np.multiply(keep, scale, dtype=dtype)
 
 
 #: 2 ** 24: a float32 uniform is ``(bits >> 8) / 2 ** 24`` for 32 random bits
@@ -54,14 +62,33 @@ def _kept_from_bits(rng, dims, rate):
     comparison is with rate as a float32, so ``u >= rate`` is ``b >= ceil(rate * 2 ** 24) << 8``.
     None where that does not hold exactly: another bit generator, a half output buffered, an
     odd count (which would leave one), a threshold beyond 32 bits."""
-    n = int(np.prod(dims))
     bits = rng.bit_generator
-    threshold = int(np.ceil(float(np.float32(rate)) * _F32_STEPS))
-    if (n % 2 or threshold >= _F32_STEPS or not isinstance(bits, np.random.PCG64)
-            or bits.state["has_uint32"]):
+    threshold = _raw_threshold(bits, math.prod(dims), rate)
+    if threshold is None or bits.state["has_uint32"]:
         return None
-    raw = bits.random_raw(n // 2).view(np.uint32)
-    return (raw >= np.uint32(threshold << 8)).reshape(dims)
+    raw = bits.random_raw(math.prod(dims) // 2).view(np.uint32)
+    return (raw >= np.uint32(threshold)).reshape(dims)
+
+
+def _raw_threshold(bits, n, rate):
+    """The 32-bit threshold ``ceil(rate * 2 ** 24) << 8`` the raw bits are compared with (as
+    ``_kept_from_bits`` says), or None where the comparison does not give numpy's uniform's
+    mask: another bit generator than PCG64, an odd count, a threshold beyond 32 bits."""
+    threshold = math.ceil(float(np.float32(rate)) * _F32_STEPS)
+    if n % 2 or threshold >= _F32_STEPS or not isinstance(bits, np.random.PCG64):
+        return None
+    return threshold << 8
+
+
+def _mask_compiled(rng, dims, rate, scale):
+    """The float32 mask of ``_kept_from_bits`` times ``scale`` drawn by dropout_compiled's loop
+    (the same values, the generator left in the same state), or None where that loop is not
+    used (see dropout_compiled)."""
+    bits = rng.bit_generator
+    n = math.prod(dims)
+    threshold = _raw_threshold(bits, n, rate)
+    flat = None if threshold is None else dropout_compiled.draw(bits, n, threshold, scale)
+    return None if flat is None else flat.reshape(dims)
 
 
 def _mask_infer(inputs, dtype, seed):

@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 import engine as tf
-from engine.ops.dropout import _kept_from_bits, dropout
+from engine.ops import dropout_compiled
+from engine.ops.dropout import _kept_from_bits, _mask_compiled, dropout
 
 N = 200_000
 
@@ -176,3 +177,61 @@ def test_mask_from_random_bits_is_numpys_uniform_compared_with_the_rate(rate):
         np.testing.assert_array_equal(got, numpys.random(dims, dtype=np.float32) >= rate)
     np.testing.assert_array_equal(ours.random(9, dtype=np.float32),
                                   numpys.random(9, dtype=np.float32))
+
+
+@pytest.fixture
+def compiled_masks(monkeypatch):
+    """dropout_compiled's loop from the first mask on (compiled and checked in this process)."""
+    pytest.importorskip("numba")
+    monkeypatch.setattr(dropout_compiled, "WARM_RUNS", 0)
+    monkeypatch.setattr(dropout_compiled, "_state", {})
+    if dropout_compiled.mask_loop() is None:
+        pytest.skip("the compiled mask loop is not used here")
+
+
+@pytest.mark.parametrize("rate", [0.5, 0.1, 1 / 3, 0.7, 1e-9, 0.0, 0.99999994])
+def test_compiled_mask_is_the_raw_bits_mask_and_leaves_the_stream_as_numpy(compiled_masks, rate):
+    """The compiled PCG64 loop: the mask numpy's raw bits give (its first four outputs one by
+    one, then four lanes, then the rest: sizes around those edges), and the generator's state
+    afterwards, so that later draws of either kind agree."""
+    ours, numpys = np.random.default_rng([3, 7]), np.random.default_rng([3, 7])
+    scale = np.float32(1 / (1 - rate))
+    for dims in [(64, 512), (4, 2), (2, 6), (0,), (2, 8), (14,), (16,), (18,), (1, 30)]:
+        got = _mask_compiled(ours, dims, rate, scale)
+        assert got is not None and got.shape == dims and got.dtype == np.float32
+        want = np.multiply(numpys.random(dims, dtype=np.float32) >= rate, scale)
+        np.testing.assert_array_equal(got, want)
+    for key in ("state", "has_uint32"):  # (numpy keeps a stale used half in "uinteger")
+        assert ours.bit_generator.state[key] == numpys.bit_generator.state[key]
+    np.testing.assert_array_equal(ours.random(9, dtype=np.float32),
+                                  numpys.random(9, dtype=np.float32))
+
+
+def test_compiled_mask_declines_a_buffered_half_and_odd_counts(compiled_masks):
+    rng = np.random.default_rng(1)
+    rng.random(1, dtype=np.float32)  # leaves the high half of an output for the next draw
+    before = rng.bit_generator.state
+    assert _mask_compiled(rng, (8,), 0.5, np.float32(2)) is None
+    assert _mask_compiled(np.random.default_rng(1), (7,), 0.5, np.float32(2)) is None
+    assert rng.bit_generator.state == before
+
+
+def test_session_masks_are_the_same_with_and_without_the_compiled_loop(monkeypatch):
+    """A seeded graph's training masks over several runs: numpy's draws, then the compiled
+    loop from the second run on (the switch inside one session changes no mask)."""
+    pytest.importorskip("numba")
+
+    def masks(warm_runs):
+        monkeypatch.setattr(dropout_compiled, "WARM_RUNS", warm_runs)
+        monkeypatch.setattr(dropout_compiled, "_state", {})
+        with tf.Graph().as_default():
+            tf.set_random_seed(4)
+            y = tf.nn.dropout(tf.ones([16, 64]), rate=0.25)
+            with tf.Session() as sess:
+                return [sess.run(y) for _ in range(4)]
+
+    numpys = masks(10**9)
+    for a, b in zip(masks(1), numpys):
+        np.testing.assert_array_equal(a, b)
+    assert dropout_compiled._state.get("loop") is not None or \
+        pytest.skip("the compiled mask loop is not used here")
