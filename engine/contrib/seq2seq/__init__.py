@@ -2,7 +2,8 @@
 helpers (``helper``), ``Decoder`` and ``dynamic_decode`` (``decoder``), ``BasicDecoder``
 (``basic_decoder``), ``BeamSearchDecoder`` with ``tile_batch`` (``beam_search_decoder``) and
 ``gather_tree`` (the op, in ``ops/beam_search_ops``), ``AttentionWrapper`` with
-``BahdanauAttention`` and ``LuongAttention`` (``attention_wrapper``)."""
+``BahdanauAttention`` and ``LuongAttention`` (``attention_wrapper``), the monotonic mechanisms
+with ``hardmax``, ``safe_cumprod`` and ``monotonic_attention`` (``monotonic_attention``)."""
 
 from ...ops.beam_search_ops import gather_tree  # noqa: F401
 from .attention_wrapper import (  # noqa: F401
@@ -32,3 +33,10 @@ from .helper import (  # noqa: F401
     TrainingHelper,
 )
 from .loss import sequence_loss  # noqa: F401
+from .monotonic_attention import (  # noqa: F401
+    BahdanauMonotonicAttention,
+    LuongMonotonicAttention,
+    hardmax,
+    monotonic_attention,
+    safe_cumprod,
+)

@@ -71,6 +71,14 @@ def _mask_score(score, memory_sequence_length, score_mask_value):
     return where(keep, score, score_mask_value * ones_like(score))
 
 
+def _of_score(probability_fn):
+    """A probability function of (score, previous alignments): ``probability_fn(score)``, or
+    ``probability_fn`` itself when it is marked ``of_previous`` (the monotonic mechanisms')."""
+    if getattr(probability_fn, "of_previous", False):
+        return probability_fn
+    return lambda score, _: probability_fn(score)
+
+
 class _BaseAttentionMechanism(AttentionMechanism):
     def __init__(self, query_layer, memory, probability_fn, memory_sequence_length=None,
                  memory_layer=None, score_mask_value=None, name=None):
@@ -139,13 +147,17 @@ class LuongAttention(_BaseAttentionMechanism):
         super().__init__(
             query_layer=None, memory=memory,
             memory_layer=Dense(num_units, name="memory_layer", use_bias=False),
-            probability_fn=lambda score, _: probability_fn(score),
+            probability_fn=_of_score(probability_fn),
             memory_sequence_length=memory_sequence_length, score_mask_value=score_mask_value,
             name=name)
         self._num_units, self._scale, self._name = num_units, scale, name
         self._g = None
 
     def __call__(self, query, state):
+        alignments = self._probability_fn(self._score(query), state)
+        return alignments, alignments
+
+    def _score(self, query):
         depth, units = query.shape.dims[-1], self._keys.shape.dims[-1]
         if depth != units:
             raise ValueError(f"Incompatible or unknown inner dimensions between query and "
@@ -159,8 +171,7 @@ class LuongAttention(_BaseAttentionMechanism):
                     self._g = get_variable("attention_g", shape=(), dtype=query.dtype,
                                            initializer=ones_initializer())
             score = self._g * score
-        alignments = self._probability_fn(score, state)
-        return alignments, alignments
+        return score
 
 
 class BahdanauAttention(_BaseAttentionMechanism):
@@ -175,7 +186,7 @@ class BahdanauAttention(_BaseAttentionMechanism):
         super().__init__(
             query_layer=Dense(num_units, name="query_layer", use_bias=False),
             memory=memory, memory_layer=Dense(num_units, name="memory_layer", use_bias=False),
-            probability_fn=lambda score, _: probability_fn(score),
+            probability_fn=_of_score(probability_fn),
             memory_sequence_length=memory_sequence_length, score_mask_value=score_mask_value,
             name=name)
         self._num_units, self._normalize, self._name = num_units, normalize, name
@@ -193,6 +204,10 @@ class BahdanauAttention(_BaseAttentionMechanism):
         self._v = made
 
     def __call__(self, query, state):
+        alignments = self._probability_fn(self._score(query), state)
+        return alignments, alignments
+
+    def _score(self, query):
         processed = expand_dims(self._query_layer(query), 1)
         if self._v is None:  # made at the first call, shared by the later ones
             self._make_variables(processed.dtype)
@@ -202,8 +217,7 @@ class BahdanauAttention(_BaseAttentionMechanism):
             score = reduce_sum(normed_v * tanh(self._keys + processed + b), [2])
         else:
             score = reduce_sum(self._v[0] * tanh(self._keys + processed), [2])
-        alignments = self._probability_fn(score, state)
-        return alignments, alignments
+        return score
 
 
 class AttentionWrapperState(collections.namedtuple(
