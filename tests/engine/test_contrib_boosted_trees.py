@@ -235,3 +235,41 @@ def test_compiled_loops_give_numpys_bits(monkeypatch):
     np.testing.assert_array_equal(compiled[0], buckets)
     for a, b in zip(compiled[1][0], ensemble._left_sums_by_bucket(buckets, g, h, width)[0]):
         np.testing.assert_array_equal(a, b)
+
+
+def test_post_prune_splits_at_a_negative_gain_and_undoes_it_when_the_tree_is_finished():
+    # four points, labels 0 0 1 1: the first split (at 1.5) gains 4 - tree_complexity; below
+    # it every split of two same-label points gains 0 - tree_complexity < 0
+    x = np.array([[0.0], [1.0], [2.0], [3.0]], np.float32)
+    labels = np.array([0, 0, 1, 1])
+    post = _config(max_depth=2, tree_complexity=0.5, pruning_mode=ensemble.POST_PRUNE)
+    table, progress, _ = _grow(x, labels, post, steps=1)
+    assert progress.tolist() == [0, 1, 0]
+    np.testing.assert_allclose(table[0, ensemble.GAIN], 4 - 0.5, rtol=1e-6)
+    table, progress, _ = _grow(x, labels, post, steps=2)
+    # the second layer split both leaves at a gain of -0.5, then post-pruning undid both
+    assert progress.tolist() == [1, 0, 0] and (table[:, ensemble.TREE] == 0).sum() == 3
+    pre = _config(max_depth=2, tree_complexity=0.5, pruning_mode=ensemble.PRE_PRUNE)
+    pre_table, _, _ = _grow(x, labels, pre, steps=2)
+    # pre-pruning never made those splits: the first layer's tree, as post-pruning left it;
+    # the second layer split nothing and is tried again (TF's no-op): one tree, not finished
+    np.testing.assert_allclose(pre_table, table[:3], rtol=1e-6)
+    assert _grow(x, labels, pre, steps=2)[1].tolist() == [0, 1, 0]
+
+
+def test_a_tree_pruned_to_its_root_is_removed_and_grown_again():
+    x = np.array([[0.0], [1.0], [2.0], [3.0]], np.float32)
+    labels = np.array([0, 0, 1, 1])
+    cfg = _config(max_depth=1, tree_complexity=10.0, pruning_mode=ensemble.POST_PRUNE)
+    table, progress, _ = _grow(x, labels, cfg, steps=3)
+    assert progress.tolist() == [0, 0, 0] and table.shape[0] == 1
+    assert table[0, ensemble.FEATURE] == -1 and table[0, ensemble.VALUES] == 0
+
+
+def test_the_learner_configs_default_pruning_is_post_prune():
+    config = learner_pb2.LearnerConfig()
+    est = GradientBoostedDecisionTreeClassifier(config, examples_per_layer=4)
+    assert est.params["grower"].pruning_mode == ensemble.POST_PRUNE
+    config.pruning_mode = learner_pb2.LearnerConfig.PRE_PRUNE
+    est = GradientBoostedDecisionTreeClassifier(config, examples_per_layer=4)
+    assert est.params["grower"].pruning_mode == ensemble.PRE_PRUNE

@@ -24,10 +24,12 @@ boundaries, the feature's quantiles in the first batch). After ``examples_per_la
 the layer grows: each of those leaves splits on the (feature, boundary) of the largest gain, ``x <=
 boundary`` going left, where a node's score is ``sum_k max(|G_k| - l1, 0)^2 / (H_k + l2)`` and
 the gain is the children's scores minus the parent's (minus ``tree_complexity``); a child's value
-is its parent's plus the Newton step ``-sign(G_k) max(|G_k| - l1, 0) / (H_k + l2)``. A leaf
-without a positive gain stays a leaf (pre-pruning: TF's default POST_PRUNE also keeps a split of
-negative gain whose subtree gains overall). A tree is finished at ``max_tree_depth`` or when a
-layer splits nothing; then the next tree starts, until ``num_trees``.
+is its parent's plus the Newton step ``-sign(G_k) max(|G_k| - l1, 0) / (H_k + l2)``. With
+``PRE_PRUNE`` a leaf whose best gain is negative stays a leaf; with ``POST_PRUNE`` (TF's default)
+it splits anyway, and when the tree is finished at ``max_tree_depth`` its splits of negative gain
+whose children are leaves are undone, bottom up (``ops/boosted_trees.post_prune``; a tree pruned
+to its root is removed and grown again, as TF). A layer that splits nothing is tried again on the
+next examples (TF's no-op). Then the next tree starts, until ``num_trees``.
 """
 
 from __future__ import annotations
@@ -42,6 +44,8 @@ TREE, FEATURE, THRESHOLD, LEFT, DEPTH, GAIN = bt.TREE, bt.FEATURE, bt.THRESHOLD,
     bt.DEPTH, bt.GAIN
 VALUES = bt.VALUES
 empty_table, new_tree, leaves, roots = bt.empty_table, bt.new_tree, bt.leaves, bt.roots
+#: the learner's pruning modes (``LearnerConfig.PRE_PRUNE`` / ``POST_PRUNE``)
+PRE_PRUNE, POST_PRUNE = 1, 2
 
 
 def logits(table, x, learning_rate, center_bias=False):
@@ -195,9 +199,12 @@ def _left_sums_by_row(buckets, g, h):
     return [left_g, left_h, counts], thresholds
 
 
-def best_split(buckets, g, h, width, l1, l2, tree_complexity, min_node_weight):
+def best_split(buckets, g, h, width, l1, l2, tree_complexity, min_node_weight,
+               pruning_mode=PRE_PRUNE):
     """(gain, feature, bucket, left (G, H), right (G, H)) of a leaf's best split, or None:
-    the first of the largest gains in (feature, threshold) order."""
+    the first of the largest gains in (feature, threshold) order; with ``PRE_PRUNE`` only a gain
+    of at least 0 (TF's ``UpdateBestSplit``), with ``POST_PRUNE`` any split of two non-empty
+    children."""
     n = buckets.shape[0]
     if n < 2:
         return None
@@ -215,18 +222,18 @@ def best_split(buckets, g, h, width, l1, l2, tree_complexity, min_node_weight):
     if gain.size == 0:
         return None
     f, p = np.unravel_index(int(np.argmax(gain)), gain.shape)
-    if not gain[f, p] > 0:
+    if not (gain[f, p] >= 0 if pruning_mode == PRE_PRUNE else gain[f, p] > -np.inf):
         return None
     return (float(gain[f, p]), int(f), int(threshold[f, p]), (left_g[f, p], left_h[f, p]),
             (right_g[f, p], right_h[f, p]))
 
 
-def grow_layer(table, stats, l1, l2, tree_complexity, min_node_weight):
+def grow_layer(table, stats, l1, l2, tree_complexity, min_node_weight, pruning_mode=PRE_PRUNE):
     """(the table with the layer's splits, how many leaves split)."""
     split = 0
     for leaf, (buckets, g, h) in sorted(stats.by_leaf().items()):
         best = best_split(buckets, g, h, stats.width, l1, l2, tree_complexity,
-                          min_node_weight)
+                          min_node_weight, pruning_mode)
         if best is None:
             continue
         gain, feature, bucket, (lg, lh), (rg, rh) = best
@@ -242,13 +249,14 @@ class GrowerConfig:
 
     def __init__(self, logits_dimension, num_trees, max_depth, learning_rate, l1, l2,
                  tree_complexity, min_node_weight, examples_per_layer, num_quantiles,
-                 center_bias=False, centering_epsilon=0.01):
+                 center_bias=False, centering_epsilon=0.01, pruning_mode=PRE_PRUNE):
         self.logits_dimension, self.num_trees = logits_dimension, num_trees
         self.max_depth, self.learning_rate = max_depth, learning_rate
         self.l1, self.l2, self.tree_complexity = l1, l2, tree_complexity
         self.min_node_weight = min_node_weight
         self.examples_per_layer, self.num_quantiles = examples_per_layer, num_quantiles
         self.center_bias, self.centering_epsilon = center_bias, centering_epsilon
+        self.pruning_mode = pruning_mode
 
 
 def center_bias_step(table, stats, cfg):
@@ -295,10 +303,20 @@ def train_step(table, progress, stats, boundaries, x, labels, cfg):
     if stats.examples < cfg.examples_per_layer:
         return table, progress, stats, boundaries
     table, split = grow_layer(table.copy(), stats, cfg.l1, cfg.l2, cfg.tree_complexity,
-                              cfg.min_node_weight)
+                              cfg.min_node_weight, cfg.pruning_mode)
+    if split == 0:  # TF: nothing grows; the layer is tried again on the next examples
+        return table, np.array([finished, layer, 0], np.int64), None, boundaries
     layer += 1
-    if split == 0 or layer >= cfg.max_depth:
-        finished, layer = finished + 1, 0
-        if finished < cfg.num_trees:
-            table = new_tree(table, finished)
+    if layer >= cfg.max_depth:
+        root = roots(table)[finished]
+        if cfg.pruning_mode == POST_PRUNE:
+            table = bt.post_prune(table, root)
+        if cfg.pruning_mode == POST_PRUNE and table.shape[0] == root + 1:
+            # pruned to its root: TF removes the tree, and the next one takes its place
+            table = new_tree(table[:root], finished)
+        else:
+            finished += 1
+            if finished < cfg.num_trees:
+                table = new_tree(table, finished)
+        layer = 0
     return table, np.array([finished, layer, 0], np.int64), None, boundaries

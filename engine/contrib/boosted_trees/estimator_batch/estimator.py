@@ -8,7 +8,8 @@ columns) unless ``feature_columns`` names the keys; the head is the canned estim
 mean loss over the batch, as ``contrib.learn``'s heads). The ensemble's node table and progress
 are variables, so checkpoints hold the trees; training stops once ``num_trees`` trees are
 finished (TF's "Requesting stop since we have reached N trees"; with ``center_bias``, TF's
-default, the bias is the first of them). Not implemented, refused by name: the ``TREE_PER_CLASS``
+default, the bias is the first of them). ``pruning_mode``: ``PRE_PRUNE``, or ``POST_PRUNE`` (TF's
+default when unspecified). Not implemented, refused by name: the ``TREE_PER_CLASS``
 and ``FULL_HESSIAN`` strategies (``DIAGONAL_HESSIAN`` is used for several classes),
 ``WHOLE_TREE`` growth, feature fractions, weights, string features, the regressor.
 """
@@ -57,7 +58,9 @@ def _grower_config(learner_config, logits_dimension, num_trees, examples_per_lay
         tree_complexity=c.regularization.tree_complexity,
         min_node_weight=c.constraints.min_node_weight,
         examples_per_layer=examples_per_layer, num_quantiles=num_quantiles,
-        center_bias=bool(center_bias))
+        center_bias=bool(center_bias),
+        pruning_mode=ensemble.PRE_PRUNE if c.pruning_mode == LearnerConfig.PRE_PRUNE
+        else ensemble.POST_PRUNE)  # unspecified: TF's default, POST_PRUNE
 
 
 def _dense_features(features, keys):
