@@ -1,6 +1,8 @@
 """tf.contrib.tensor_forest: a tree grown by hand-worked steps (TF's V4 rules: proposers not
-counted, a split after split_after_samples counted examples, the smoothed weighted Gini), the
-hyperparameters' fill(), determinism by seed, TF's errors, and the accuracy on real digits."""
+counted, a split after split_after_samples counted examples, the smoothed weighted Gini; for
+regression the sum of the sides' variances and the leaves' means), bagging (the examples whose
+seeded uniform draw is below the fraction) and feature bagging (a tree sees its columns only),
+the hyperparameters' fill(), determinism by seed, TF's errors, the accuracy on real digits."""
 
 from __future__ import annotations
 
@@ -125,6 +127,67 @@ def test_errors_name_what_is_wrong():
         sess.run(train, {x: np.zeros((2, 3)), y: [0, 2]})
     with pytest.raises(tf.errors.InvalidArgumentError, match="num_features=3"):
         sess.run(train, {x: np.zeros((2, 4)), y: [0, 1]})
-    with pytest.raises(NotImplementedError, match="regression=True.*bagging_fraction=0.5"):
+    with pytest.raises(NotImplementedError, match="split_pruning_name='half'"):
         tensor_forest.RandomForestGraphs(tensor_forest.ForestHParams(
-            num_classes=2, num_features=3, regression=True, bagging_fraction=0.5).fill())
+            num_classes=2, num_features=3, split_pruning_name="half").fill())
+
+
+def test_regression_split_and_leaf_means_by_hand():
+    tf.reset_default_graph()
+    x = tf.placeholder(tf.float32, [None, 1])
+    y = tf.placeholder(tf.float32, [None, 1])
+    params = tensor_forest.ForestHParams(num_classes=1, num_features=1, regression=True,
+                                         num_trees=1, num_splits_to_consider=2,
+                                         split_after_samples=4).fill()
+    graph = tensor_forest.RandomForestGraphs(params)
+    train = graph.training_graph(x, y)
+    mean, _, variance = graph.inference_graph(x)
+    sess = tf.Session()
+    sess.run(resources.initialize_resources(resources.shared_resources()))
+    # the first two examples propose x <= 0.5 and x <= 0.2; the other four are counted: at 0.5
+    # the sides {1, 1} and {3, 5} have variances 0 + 1, at 0.2 {1} and {1, 3, 5} 0 + 8/3
+    sess.run(train, {x: [[0.5], [0.2], [0.1], [0.3], [0.8], [0.9]],
+                     y: [[1.], [5.], [1.], [1.], [3.], [5.]]})
+    np.testing.assert_allclose(sess.run(mean, {x: [[0.4], [0.7]]}), [[1.0], [4.0]])
+    assert sess.run(graph.average_size()) == 3.0
+    # the children start from the candidate's sides (two targets each) and average on
+    sess.run(train, {x: [[0.4], [0.6]], y: [[3.], [6.]]})
+    np.testing.assert_allclose(sess.run(mean, {x: [[0.4], [0.7]]}), [[5 / 3], [14 / 3]],
+                               rtol=1e-6)
+    np.testing.assert_array_equal(sess.run(variance, {x: [[0.4]]}), [[0.0]])  # one tree
+    with pytest.raises(tf.errors.InvalidArgumentError, match="regression labels"):
+        sess.run(train, {x: [[0.4]], y: [[np.nan]]})
+
+
+def test_bagging_trains_each_tree_on_the_examples_drawn_below_the_fraction():
+    n = 200
+    x, y, graph, sess = _forest(1, num_trees=2, bagging_fraction=0.3, base_random_seed=7,
+                                split_after_samples=10 ** 6)
+    sess.run(graph.training_graph(x, y), {x: np.zeros((n, 1)), y: np.ones(n, np.int32)})
+    trees = [sess._state.resources[v.tree] for v in graph.variables.variables]
+    # TF's draw: a uniform per example from the tree's seed (base + tree number)
+    kept = []
+    for i in range(2):
+        with tf.Session() as other:
+            kept.append(int((other.run(tf.random_uniform([n], seed=7 + i)) < 0.3).sum()))
+    assert [int(t.counts[0].sum()) for t in trees] == kept
+    assert 30 < kept[0] < 90 and kept[0] != kept[1]
+
+
+def test_feature_bagging_gives_each_tree_its_columns():
+    x, y, graph, sess = _forest(2, num_trees=3, feature_bagging_fraction=0.5,
+                                base_random_seed=3, num_splits_to_consider=4,
+                                split_after_samples=8)
+    bagged = graph.params.bagged_features
+    assert [len(b) for b in bagged] == [1, 1, 1] and graph.params.bagged_num_features == 1
+    rng = np.random.RandomState(0)
+    data = rng.rand(60, 2).astype(np.float32)
+    labels = ((data[:, 0] > 0.5) ^ (data[:, 1] > 0.5)).astype(np.int32)
+    sess.run(graph.training_graph(x, y), {x: data, y: labels})
+    probabilities = graph.trees[0].inference_graph(graph._bag_features(0, x))[0]
+    moved = data.copy()
+    other = 1 - bagged[0][0]
+    moved[:, other] = rng.rand(60)  # the column tree 0 does not see
+    np.testing.assert_array_equal(sess.run(probabilities, {x: data}),
+                                  sess.run(probabilities, {x: moved}))
+    assert sess.run(graph.trees[0].size()) > 1

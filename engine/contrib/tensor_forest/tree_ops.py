@@ -50,8 +50,11 @@ def _create_forward(state, op):
     resource = op.attrs["tree"]
     p = resource.params
     rng = np.random.default_rng(resource.seed) if resource.seed else state.rng_for(op)
-    state.resources[resource] = Tree(p.num_classes, p.num_features, p.max_nodes,
-                                     p.num_splits_to_consider, p.split_after_samples, rng)
+    num_features = p.bagged_num_features if getattr(p, "bagged_features", None) else \
+        p.num_features
+    state.resources[resource] = Tree(p.num_classes, num_features, p.max_nodes,
+                                     p.num_splits_to_consider, p.split_after_samples, rng,
+                                     regression=bool(getattr(p, "regression", False)))
 
 
 def _is_initialized_forward(state, op):
@@ -61,6 +64,15 @@ def _is_initialized_forward(state, op):
 def _train_forward(state, op, data, labels):
     tree = _tree(state, op)
     x = _dense_features(op, tree, data)
+    if tree.regression:
+        targets = np.asarray(labels, np.float64).reshape(x.shape[0], -1) if np.size(
+            labels) == x.shape[0] * tree.num_classes else None
+        if targets is None or not np.isfinite(targets).all():
+            raise InvalidArgumentError(f"{op.name}: regression labels must be [batch, "
+                                       f"{tree.num_classes}] finite values for {x.shape[0]} "
+                                       f"examples, got shape {list(np.shape(labels))}", op=op)
+        tree.train(x, targets)
+        return
     labels = np.asarray(labels).reshape(-1)
     if labels.shape[0] != x.shape[0]:
         raise InvalidArgumentError(f"{op.name}: {labels.shape[0]} labels for {x.shape[0]} "

@@ -1,25 +1,37 @@
 """``tf.contrib.tensor_forest.python.tensor_forest``: random forests of extremely randomized
 trees grown online, as TF 1.15's V4 tensor forest for classification over dense features
 (``ForestHParams(...).fill()``, ``RandomForestGraphs`` with ``training_graph``,
-``training_loss``, ``inference_graph``, ``average_size``). How a tree grows: ``tree.py``.
+``training_loss``, ``inference_graph``, ``average_size``) and for regression
+(``regression=True``: ``num_classes`` targets per example; the inference's first output is the
+trees' mean prediction, the third their variance). How a tree grows: ``tree.py``.
+
+As TF: with ``bagging_fraction < 1`` each tree trains on the examples of a batch whose uniform
+draw (seeded by ``base_random_seed + tree``, when non-zero) is below it, sampling without
+replacement; with ``feature_bagging_fraction < 1`` each tree sees its own sample of
+``bagged_num_features`` columns (drawn by ``fill()``), in training and inference.
 
 Each tree is a resource: ``resources.initialize_resources(resources.shared_resources())``
-creates the trees (as TF, the global variables initializer does not). Regression, sparse or
-dict features, bagging and feature bagging, and the early-finish and pruning strategies are
-TF's options this implementation refuses with NotImplementedError.
+creates the trees (as TF, the global variables initializer does not). Sparse or dict features and
+the early-finish and pruning strategies are TF's options this implementation refuses with
+NotImplementedError.
 """
 
 from __future__ import annotations
 
 import math
+import random
 
 from ....framework import dtypes as _dtypes
 from ....framework.graph import name_scope
-from ....ops.array import stack
-from ....ops.core import convert_to_tensor, group
+from ....ops.array import concat, shape, squeeze, stack
+from ....ops.comparisons import less
+from ....ops.core import convert_to_tensor, group, ones_like
+from ....ops.initializers import random_uniform
 from ....ops.math import cast, maximum, negative
 from ....ops.reduce import reduce_mean, reduce_sum
 from ....ops.resources import register_resource
+from ....ops.sparse import gather
+from ....ops.where import where
 from .. import tree_ops
 
 CLASSIFICATION_LEAF_MODEL_TYPES = ("all_dense",)
@@ -80,6 +92,11 @@ class ForestHParams:
         self.num_output_columns = self.num_classes + 1
         self.bagged_num_features = int(self.feature_bagging_fraction * self.num_features)
         self.bagged_features = None
+        if self.feature_bagging_fraction < 1.0:
+            draw = random.Random(getattr(self, "base_random_seed", 0) or None)
+            self.bagged_features = [draw.sample(range(self.num_features),
+                                                self.bagged_num_features)
+                                    for _ in range(self.num_trees)]
         self.num_splits_to_consider = self.num_splits_to_consider or min(
             max(10, math.floor(math.sqrt(self.num_features))), 1000)
         self.base_random_seed = getattr(self, "base_random_seed", 0)
@@ -93,23 +110,17 @@ class ForestHParams:
 def _check_supported(params):
     """NotImplementedError naming each of TF's options this forest does not have."""
     unsupported = []
-    if getattr(params, "regression", False):
-        unsupported.append("regression=True")
     for name, allowed in (("model_name", CLASSIFICATION_LEAF_MODEL_TYPES),
                           ("split_finish_name", FINISH_TYPES),
                           ("split_pruning_name", PRUNING_TYPES), ("split_name", SPLIT_TYPES)):
         if getattr(params, name) not in allowed:
             unsupported.append(f"{name}={getattr(params, name)!r}")
-    for name in ("bagging_fraction", "feature_bagging_fraction"):
-        if getattr(params, name) < 1.0:
-            unsupported.append(f"{name}={getattr(params, name)}")
     for name in ("initialize_average_splits", "use_running_stats_method", "param_file"):
         if getattr(params, name):
             unsupported.append(f"{name}={getattr(params, name)!r}")
     if unsupported:
         raise NotImplementedError("tensor_forest: not implemented here: " + ", ".join(
-            unsupported) + " (the engine's forest: classification, dense features, TF's "
-            "default statistics)")
+            unsupported) + " (the engine's forest: dense features, TF's default statistics)")
     if not hasattr(params, "base_random_seed"):
         raise ValueError("tensor_forest: call ForestHParams(...).fill() before building a forest")
 
@@ -188,15 +199,31 @@ class RandomForestGraphs:
         x = _dense(input_data, "input_data")
         labels = convert_to_tensor(input_labels)
         per = self.params.num_trees / num_trainers
-        trees = self.trees[int(trainer_id * per):int((trainer_id + 1) * per)]
-        return group(*[t.training_graph(x, labels, **tree_kwargs) for t in trees], name="train")
+        graphs = []
+        for i in range(int(trainer_id * per), int((trainer_id + 1) * per)):
+            tree_data, tree_labels = x, labels
+            if self.params.bagging_fraction < 1.0:  # TF: a uniform draw per example and tree
+                seed = self.params.base_random_seed + i if self.params.base_random_seed else None
+                r = random_uniform(shape(x)[:1], seed=seed)
+                keep = squeeze(where(less(r, ones_like(r) * self.params.bagging_fraction)), [1])
+                tree_data, tree_labels = gather(x, keep), gather(labels, keep)
+            graphs.append(self.trees[i].training_graph(self._bag_features(i, tree_data),
+                                                       tree_labels, **tree_kwargs))
+        return group(*graphs, name="train")
+
+    def _bag_features(self, tree_num, data):
+        """The columns of tree ``tree_num``'s feature sample (all without feature bagging)."""
+        if not self.params.bagged_features:
+            return data
+        return concat([data[:, f:f + 1] for f in self.params.bagged_features[tree_num]], 1)
 
     def inference_graph(self, input_data, **inference_args):
         """(probabilities [batch, num_classes]: the trees' leaf distributions averaged,
         tree_paths [batch, num_trees]: empty strings, regression_variance)."""
         x = _dense(input_data, "input_data")
-        probabilities, paths = zip(*[t.inference_graph(x, **inference_args)
-                                     for t in self.trees])
+        probabilities, paths = zip(*[t.inference_graph(self._bag_features(i, x),
+                                                       **inference_args)
+                                     for i, t in enumerate(self.trees)])
         all_predict = stack(probabilities, axis=1)
         average = reduce_sum(all_predict, 1) / float(self.params.num_trees)
         squares = reduce_sum(all_predict * all_predict, 1) / float(self.params.num_trees)
