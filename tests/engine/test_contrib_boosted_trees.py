@@ -273,3 +273,38 @@ def test_the_learner_configs_default_pruning_is_post_prune():
     config.pruning_mode = learner_pb2.LearnerConfig.PRE_PRUNE
     est = GradientBoostedDecisionTreeClassifier(config, examples_per_layer=4)
     assert est.params["grower"].pruning_mode == ensemble.PRE_PRUNE
+
+
+def test_regression_centers_on_the_mean_and_splits_the_residuals():
+    # squared error: g = 2 (f - y), h = 2, so a Newton step is the mean residual: the bias
+    # reaches mean(y) = 2.5 in one step (the second moves it by 0: centering ends); the tree
+    # then splits {1, 1} from {3, 5}, leaves -1.5 and +1.5 (the residuals' means)
+    x = np.array([[0.0], [1.0], [2.0], [3.0]], np.float32)
+    y = np.array([1.0, 1.0, 3.0, 5.0])
+    cfg = _config(num_trees=2, learning_rate=0.5, center_bias=True, regression=True)
+    table, progress, _ = _grow(x, y, cfg, steps=1)
+    np.testing.assert_allclose(table[0, ensemble.VALUES], 2.5, rtol=1e-6)
+    table, progress, _ = _grow(x, y, cfg, steps=3)
+    assert progress.tolist() == [2, 0, 0] and table[1, ensemble.THRESHOLD] == 1.5
+    np.testing.assert_allclose(table[2:4, ensemble.VALUES], [-1.5, 1.5], rtol=1e-6)
+    np.testing.assert_allclose(ensemble.logits(table, x, 0.5, True)[:, 0],
+                               [1.75, 1.75, 3.25, 3.25], rtol=1e-6)
+
+
+def test_the_regressor_estimator_predicts_the_grown_ensemble(tmp_path):
+    from engine.contrib.boosted_trees.estimator_batch.estimator import (
+        GradientBoostedDecisionTreeRegressor,
+    )
+    config = learner_pb2.LearnerConfig()
+    config.learning_rate_tuner.fixed.learning_rate = 0.5
+    config.constraints.max_tree_depth = 1
+    x = np.array([[0.0], [1.0], [2.0], [3.0]], np.float32)
+    y = np.array([[1.0], [1.0], [3.0], [5.0]], np.float32)
+    est = GradientBoostedDecisionTreeRegressor(config, examples_per_layer=4, num_trees=2,
+                                               model_dir=str(tmp_path), num_quantiles=4)
+    input_fn = tf.estimator.inputs.numpy_input_fn({"x": x}, y, batch_size=4, num_epochs=None,
+                                                  shuffle=False)
+    est.fit(input_fn=input_fn, steps=10)
+    predict_fn = tf.estimator.inputs.numpy_input_fn({"x": x}, batch_size=4, shuffle=False)
+    predictions = [p["predictions"][0] for p in est.predict(input_fn=predict_fn)]
+    np.testing.assert_allclose(predictions, [1.75, 1.75, 3.25, 3.25], rtol=1e-6)

@@ -59,10 +59,14 @@ def logits(table, x, learning_rate, center_bias=False):
     return (learning_rate * out + bias).astype(np.float32)
 
 
-def gradients(logit, labels, logits_dimension):
+def gradients(logit, labels, logits_dimension, regression=False):
     """(g, h): the loss's gradient and diagonal hessian per logit, softmax cross-entropy (or
-    the sigmoid's for one logit)."""
+    the sigmoid's for one logit), or for ``regression`` the squared error's, ``2 (f - y)`` and
+    2."""
     z = logit.astype(np.float64)
+    if regression:
+        y = labels.reshape(z.shape).astype(np.float64)
+        return 2.0 * (z - y), np.full_like(z, 2.0)
     if logits_dimension == 1:
         p = 1.0 / (1.0 + np.exp(-z))
         y = labels.reshape(-1, 1).astype(np.float64)
@@ -249,14 +253,15 @@ class GrowerConfig:
 
     def __init__(self, logits_dimension, num_trees, max_depth, learning_rate, l1, l2,
                  tree_complexity, min_node_weight, examples_per_layer, num_quantiles,
-                 center_bias=False, centering_epsilon=0.01, pruning_mode=PRE_PRUNE):
+                 center_bias=False, centering_epsilon=0.01, pruning_mode=PRE_PRUNE,
+                 regression=False):
         self.logits_dimension, self.num_trees = logits_dimension, num_trees
         self.max_depth, self.learning_rate = max_depth, learning_rate
         self.l1, self.l2, self.tree_complexity = l1, l2, tree_complexity
         self.min_node_weight = min_node_weight
         self.examples_per_layer, self.num_quantiles = examples_per_layer, num_quantiles
         self.center_bias, self.centering_epsilon = center_bias, centering_epsilon
-        self.pruning_mode = pruning_mode
+        self.pruning_mode, self.regression = pruning_mode, regression
 
 
 def center_bias_step(table, stats, cfg):
@@ -284,7 +289,7 @@ def train_step(table, progress, stats, boundaries, x, labels, cfg):
     if boundaries is None:
         boundaries = quantile_boundaries(x, cfg.num_quantiles)
     g, h = gradients(logits(table, x, cfg.learning_rate, cfg.center_bias), labels,
-                     cfg.logits_dimension)
+                     cfg.logits_dimension, cfg.regression)
     stats = stats or LayerStats(boundaries)
     stats.examples += x.shape[0]
     if centering:

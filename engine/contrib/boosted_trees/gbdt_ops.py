@@ -44,10 +44,18 @@ def _train_forward(state, op, x, labels):
     labels = np.asarray(labels).reshape(-1)
     classes = labels.astype(np.int64)
     n_classes = 2 if cfg.logits_dimension == 1 else cfg.logits_dimension
-    if labels.shape[0] != x.shape[0]:
+    if cfg.regression:
+        n_labels = labels.shape[0] // cfg.logits_dimension
+        if n_labels != x.shape[0] or labels.shape[0] % cfg.logits_dimension:
+            raise InvalidArgumentError(f"{op.name}: {labels.shape[0]} targets for "
+                                       f"{x.shape[0]} examples of {cfg.logits_dimension}", op=op)
+        if not np.isfinite(labels).all():
+            raise InvalidArgumentError(f"{op.name}: the targets hold NaN or inf", op=op)
+        classes = labels.astype(np.float64)
+    elif labels.shape[0] != x.shape[0]:
         raise InvalidArgumentError(f"{op.name}: {labels.shape[0]} labels for {x.shape[0]} "
                                    "examples", op=op)
-    if np.any(classes != labels) or np.any((classes < 0) | (classes >= n_classes)):
+    elif np.any(classes != labels) or np.any((classes < 0) | (classes >= n_classes)):
         raise InvalidArgumentError(f"{op.name}: labels must be class ids in [0, {n_classes}), "
                                    f"got {np.unique(labels)[:10]}", op=op)
     table_op, progress_op = a["ref"].op, a["progress"].op

@@ -11,7 +11,7 @@ finished (TF's "Requesting stop since we have reached N trees"; with ``center_bi
 default, the bias is the first of them). ``pruning_mode``: ``PRE_PRUNE``, or ``POST_PRUNE`` (TF's
 default when unspecified). Not implemented, refused by name: the ``TREE_PER_CLASS``
 and ``FULL_HESSIAN`` strategies (``DIAGONAL_HESSIAN`` is used for several classes),
-``WHOLE_TREE`` growth, feature fractions, weights, string features, the regressor.
+``WHOLE_TREE`` growth, feature fractions, weights, string features.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from ..proto.learner_pb2 import LearnerConfig
 
 
 def _grower_config(learner_config, logits_dimension, num_trees, examples_per_layer,
-                   num_quantiles, center_bias):
+                   num_quantiles, center_bias, regression=False):
     c = learner_config
     unsupported = []
     if c.growing_mode == LearnerConfig.WHOLE_TREE:
@@ -60,7 +60,8 @@ def _grower_config(learner_config, logits_dimension, num_trees, examples_per_lay
         examples_per_layer=examples_per_layer, num_quantiles=num_quantiles,
         center_bias=bool(center_bias),
         pruning_mode=ensemble.PRE_PRUNE if c.pruning_mode == LearnerConfig.PRE_PRUNE
-        else ensemble.POST_PRUNE)  # unspecified: TF's default, POST_PRUNE
+        else ensemble.POST_PRUNE,  # unspecified: TF's default, POST_PRUNE
+        regression=regression)
 
 
 def _dense_features(features, keys):
@@ -120,26 +121,19 @@ def _model_fn(features, labels, mode, params):
                          training_hooks=[_StopAtNumTrees(progress, params["num_trees"])])
 
 
-class GradientBoostedDecisionTreeClassifier(Estimator):
-    """TF's classifier (arguments as TF's); above 2 classes, one logit per class."""
+class _GradientBoostedDecisionTreeEstimator(Estimator):
+    """What the classifier and the regressor share: the model and contrib.learn's methods."""
 
-    def __init__(self, learner_config, examples_per_layer, n_classes=2, num_trees=None,
-                 feature_columns=None, weight_column_name=None, model_dir=None, config=None,
-                 label_keys=None, feature_engineering_fn=None, logits_modifier_function=None,
-                 center_bias=True, use_core_libs=False, output_leaf_index=False,
-                 override_global_step_value=None, num_quantiles=100):
-        for name, value in (("weight_column_name", weight_column_name),
-                            ("label_keys", label_keys),
-                            ("feature_engineering_fn", feature_engineering_fn),
-                            ("logits_modifier_function", logits_modifier_function)):
+    def __init__(self, head, learner_config, examples_per_layer, num_trees, feature_columns,
+                 model_dir, config, center_bias, num_quantiles, refused):
+        for name, value in refused:
             if value is not None:
                 raise NotImplementedError(f"boosted_trees: {name} is not implemented here")
-        head = Head("binary" if n_classes == 2 else "multi_class", n_classes=n_classes,
-                    loss_reduction=Reduction.SUM_OVER_BATCH_SIZE)
         keys = None if feature_columns is None else [
             getattr(c, "key", getattr(c, "name", c)) for c in feature_columns]
         grower = _grower_config(learner_config, head.logits_dimension, num_trees,
-                                examples_per_layer, num_quantiles, center_bias)
+                                examples_per_layer, num_quantiles, center_bias,
+                                regression=head.kind == "regression")
         super().__init__(_model_fn, model_dir=model_dir, config=config,
                          params={"head": head, "grower": grower, "feature_keys": keys,
                                  "num_trees": num_trees})
@@ -170,3 +164,40 @@ class GradientBoostedDecisionTreeClassifier(Estimator):
             return out
         rows = list(out)
         return {k: np.stack([r[k] for r in rows]) for k in rows[0]} if rows else {}
+
+
+class GradientBoostedDecisionTreeClassifier(_GradientBoostedDecisionTreeEstimator):
+    """TF's classifier (arguments as TF's); above 2 classes, one logit per class."""
+
+    def __init__(self, learner_config, examples_per_layer, n_classes=2, num_trees=None,
+                 feature_columns=None, weight_column_name=None, model_dir=None, config=None,
+                 label_keys=None, feature_engineering_fn=None, logits_modifier_function=None,
+                 center_bias=True, use_core_libs=False, output_leaf_index=False,
+                 override_global_step_value=None, num_quantiles=100):
+        head = Head("binary" if n_classes == 2 else "multi_class", n_classes=n_classes,
+                    loss_reduction=Reduction.SUM_OVER_BATCH_SIZE)
+        super().__init__(head, learner_config, examples_per_layer, num_trees, feature_columns,
+                         model_dir, config, center_bias, num_quantiles,
+                         (("weight_column_name", weight_column_name), ("label_keys", label_keys),
+                          ("feature_engineering_fn", feature_engineering_fn),
+                          ("logits_modifier_function", logits_modifier_function)))
+
+
+class GradientBoostedDecisionTreeRegressor(_GradientBoostedDecisionTreeEstimator):
+    """TF's regressor (arguments as TF's): ``label_dimension`` targets, the squared error (its
+    gradient ``2 (f - y)`` and hessian 2 per example); with ``center_bias`` the bias is the
+    targets' mean."""
+
+    def __init__(self, learner_config, examples_per_layer, label_dimension=1, num_trees=None,
+                 feature_columns=None, label_name=None, weight_column_name=None,
+                 model_dir=None, config=None, feature_engineering_fn=None,
+                 logits_modifier_function=None, center_bias=True, use_core_libs=False,
+                 output_leaf_index=False, override_global_step_value=None,
+                 num_quantiles=100):
+        head = Head("regression", label_dimension=label_dimension,
+                    loss_reduction=Reduction.SUM_OVER_BATCH_SIZE)
+        super().__init__(head, learner_config, examples_per_layer, num_trees, feature_columns,
+                         model_dir, config, center_bias, num_quantiles,
+                         (("label_name", label_name), ("weight_column_name", weight_column_name),
+                          ("feature_engineering_fn", feature_engineering_fn),
+                          ("logits_modifier_function", logits_modifier_function)))
