@@ -21,14 +21,13 @@ import ctypes
 
 import numpy as np
 
-from ..framework import jit
+from ..framework import jit, numpy_loops
 
 _ROW_MAJOR, _NO_TRANS = 101, 111
-#: the C signatures called (see _c_caller): cblas_sgemm's with 64-bit integers, a ufunc inner loop
+#: the C signature of cblas_sgemm with 64-bit integers (see numpy_loops.c_caller)
 _GEMM_PARAMS = "iiiqqqfpqpqfpq"
-_UFUNC_LOOP_PARAMS = "pppp"
-#: numba intrinsics calling them (_c_caller) and LLVM's float32 fused multiply-add (_fma32_intrinsic),
-#: made by kernels() before the loops are compiled
+#: numba intrinsics calling C functions (numpy_loops.c_caller) and LLVM's float32 fused
+#: multiply-add (_fma32_intrinsic), made by kernels() before the loops are compiled
 _call_gemm = _call_ufunc_loop = _fma32 = None
 #: the most input features for which the input product is computed as fma chains (_thin_product)
 MAX_THIN_FEATURES = 4
@@ -48,67 +47,6 @@ def _numpy_sgemm():
             if hasattr(lib, symbol):
                 return ctypes.cast(getattr(lib, symbol), ctypes.c_void_p).value
     return None
-
-
-def _numpy_tanh_loop():
-    """(inner loop, its data pointer) of ``np.tanh`` for float32, as addresses, read from the
-    ufunc object (numpy's C API layout of PyUFuncObject: after the object header, nin, nout,
-    nargs and identity as ints, then the loop and data arrays, ntypes, a reserved int, name,
-    types)."""
-    address = id(np.tanh)
-    header = ctypes.sizeof(ctypes.c_ssize_t) + ctypes.sizeof(ctypes.c_void_p)
-    base = header + 4 * ctypes.sizeof(ctypes.c_int)
-    functions = ctypes.c_void_p.from_address(address + base).value
-    data = ctypes.c_void_p.from_address(address + base + 8).value
-    ntypes = ctypes.c_int.from_address(address + base + 16).value
-    types = ctypes.c_void_p.from_address(address + base + 32).value
-    if not (functions and types) or ntypes != len(np.tanh.types):
-        return None
-    signatures = ctypes.string_at(types, 2 * ntypes)
-    want = bytes([np.dtype(np.float32).num] * 2)
-    for i in range(ntypes):
-        if signatures[2 * i:2 * i + 2] == want:
-            loop = ctypes.c_void_p.from_address(functions + 8 * i).value
-            entry = ctypes.c_void_p.from_address(data + 8 * i).value if data else None
-            return loop, entry or 0
-    return None
-
-
-def _c_caller(params):
-    """A numba intrinsic ``call(address, args)`` that calls the C function ``void f(...)`` at
-    the integer ``address`` with the tuple ``args``, each cast to its parameter's type in
-    ``params`` (one letter each: i int32, q int64, f float32, p a pointer given as an integer).
-    The loops take the addresses of numpy's kernels as plain integers: numba unboxes a ctypes
-    function argument through ``ctypes.cast`` at every call (about 2 us each, three per training
-    step), and a function pointer baked in as a constant would keep the loops from being cached
-    on disk."""
-    from llvmlite import ir
-    from numba import types
-    from numba.core import cgutils
-    from numba.extending import intrinsic
-
-    kinds = {"i": (ir.IntType(32), types.int32), "q": (ir.IntType(64), types.int64),
-             "f": (ir.FloatType(), types.float32), "p": (ir.IntType(8).as_pointer(), types.intp)}
-    function = ir.FunctionType(ir.VoidType(), [kinds[c][0] for c in params])
-
-    @intrinsic
-    def call(typingctx, address, args):
-        if not isinstance(args, types.BaseTuple) or len(args) != len(params):
-            return None
-
-        def codegen(context, builder, signature, llargs):
-            values = []
-            for c, value, ty in zip(params, cgutils.unpack_tuple(builder, llargs[1]), args):
-                lltype, nbtype = kinds[c]
-                value = context.cast(builder, value, ty, nbtype)
-                values.append(builder.inttoptr(value, lltype) if c == "p" else value)
-            pointer = context.cast(builder, llargs[0], address, types.intp)
-            builder.call(builder.inttoptr(pointer, function.as_pointer()), values)
-            return context.get_dummy_value()
-
-        return types.void(address, args), codegen
-
-    return call
 
 
 def _fma32_intrinsic():
@@ -409,7 +347,7 @@ def kernels():
     if not jit.enabled():
         return None
     try:
-        gemm, (tanh, tanh_data) = _numpy_sgemm(), _numpy_tanh_loop()
+        gemm, (tanh, tanh_data) = _numpy_sgemm(), numpy_loops.ufunc_loop(np.tanh, np.float32)
     except (OSError, TypeError, ValueError):
         return None
     if gemm is None:
@@ -417,8 +355,9 @@ def kernels():
     # the loops call the helpers, so these become numba functions first (numba reads a
     # function's globals when it compiles it), callees before callers
     try:
-        globals().update(_call_gemm=_c_caller(_GEMM_PARAMS),
-                         _call_ufunc_loop=_c_caller(_UFUNC_LOOP_PARAMS), _fma32=_fma32_intrinsic())
+        globals().update(_call_gemm=numpy_loops.c_caller(_GEMM_PARAMS),
+                         _call_ufunc_loop=numpy_loops.c_caller(numpy_loops.UFUNC_LOOP_PARAMS),
+                         _fma32=_fma32_intrinsic())
     except ImportError:
         return None
     for name, fn in _HELPERS.items():
