@@ -6,7 +6,7 @@ import numpy as np
 
 from ..framework import dtypes as _dtypes
 from ..framework import jit
-from ..framework.registry import apply, export, normalize_axis, register
+from ..framework.registry import apply, export, normalize_axis, register, register_chain
 from ..framework.tensor_shape import TensorShape
 from .array import reshape_like
 from .comparisons import equal
@@ -83,6 +83,43 @@ def _broadcast_reduced_grad(op, dy):
 register("BroadcastReduced", _broadcast_reduced,
          lambda inputs, axes, keepdims, mean: [(inputs[0].dtype, inputs[1].shape)],
          grad=_broadcast_reduced_grad)
+
+
+def _spread_scale_maker(ops, positions, exported):
+    """The chain ``BroadcastReduced -> ExpandDims -> Mul`` (a loss's mean spread over its
+    examples, given a class axis and multiplied into per-class values: every cross-entropy's
+    gradient) as one multiply, where the reduction's gradient is a scalar: each element of the
+    spread is that scalar (divided by the count for a mean, as ``_broadcast_reduced`` divides
+    it), so the product is ``multiply(scalar, other)``, element by element the same operation,
+    when the expanded spread broadcasts to ``other``'s shape. Three plan steps -> one."""
+    spread, expand, mul = ops
+    if exported[0] or exported[1] or positions[1] != [None] or positions[2][0] is not None \
+            or positions[2][1] is None:
+        return None
+    ig, ix = positions[0]
+    iother = positions[2][1]
+    axes, mean, axis = spread.attrs["axes"], spread.attrs["mean"], expand.attrs["axis"]
+
+    def fast(*args):
+        g, x, other = args[ig], args[ix], args[iother]
+        if np.ndim(g) or getattr(g, "dtype", None) != other.dtype or g.dtype.kind != "f":
+            return None
+        shape = np.shape(x)
+        rank = len(shape) + 1
+        if not -rank <= axis < rank:
+            return None
+        expanded = list(shape)
+        expanded.insert(axis % rank, 1)
+        if len(expanded) > other.ndim or any(
+                e not in (1, o) for e, o in zip(expanded[::-1], other.shape[::-1])):
+            return None
+        value = np.divide(g, g.dtype.type(max(_count(shape, axes), 1))) if mean else g
+        return (np.multiply(value, other),)
+
+    return fast
+
+
+register_chain(("BroadcastReduced", "ExpandDims", "Mul"), _spread_scale_maker)
 
 
 def reduce_keep(fn, x, axes, keepdims):

@@ -1,12 +1,15 @@
 """The sparse softmax cross-entropy's compiled forward (ops/xent_compiled.py) gives its numpy
 code's bits (NaN, infinities, signed zeros, one class, float32/64, any integer labels) and
-leaves a bad label to the numpy code's error."""
+leaves a bad label to the numpy code's error; the chain BroadcastReduced -> ExpandDims -> Mul
+(a mean loss's gradient reaching the classes) as one multiply gives the unfused ops' bits and
+stays apart where the spread gradient is not a scalar."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
+import engine as tf
 from engine.ops import xent_compiled
 from engine.ops.nn import _sparse_xent_forward
 
@@ -62,3 +65,39 @@ def test_compiled_forward_waits_for_its_warm_up(monkeypatch):
     monkeypatch.setattr(xent_compiled, "_state", {})
     logits, labels = _logits((4, 3), np.float32), np.array([0, 1, 2, 2])
     assert [xent_compiled.sparse_xent(logits, labels) is None for _ in range(3)] == [True] * 3
+
+
+def _loss_gradient(monkeypatch, chains, reduce="mean", dense=False):
+    """The loss and its gradient with respect to the logits, the plan's step count."""
+    monkeypatch.setenv("GRADPIPE_CHAINS", "1" if chains else "0")
+    with tf.Graph().as_default():
+        logits = tf.placeholder(tf.float32, [None, 5])
+        labels = tf.placeholder(tf.int32, [None])
+        if dense:
+            per_example = tf.nn.softmax_cross_entropy_with_logits_v2(
+                labels=tf.one_hot(labels, 5), logits=logits)
+        else:
+            per_example = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels,
+                                                                          logits=logits)
+        if reduce == "rows":  # a mean over one axis of [n / 2, 2]: a vector gradient spread
+            loss = tf.reduce_sum(tf.reduce_mean(tf.reshape(per_example, [-1, 2]), axis=1) * 3.0)
+        else:
+            loss = (tf.reduce_mean if reduce == "mean" else tf.reduce_sum)(per_example) * 0.7
+        (grad,) = tf.gradients(loss, [logits])
+        feed = {logits: _logits((6, 5), np.float32, seed=2), labels: [0, 4, 2, 1, 1, 3]}
+        with tf.Session() as sess, np.errstate(all="ignore"):
+            values = sess.run([loss, grad], feed)
+            steps = len(list(sess._plans.values())[-1].steps)
+    return values, steps
+
+
+@pytest.mark.parametrize(("reduce", "dense"), [("mean", False), ("sum", False), ("mean", True),
+                                               ("rows", False)])
+def test_spread_scale_chain_gives_the_unfused_bits(monkeypatch, reduce, dense):
+    fused, fused_steps = _loss_gradient(monkeypatch, True, reduce, dense)
+    apart, apart_steps = _loss_gradient(monkeypatch, False, reduce, dense)
+    for a, b in zip(fused, apart):
+        np.testing.assert_array_equal(a, b)
+        np.testing.assert_array_equal(np.signbit(a), np.signbit(b))
+    if reduce != "rows":
+        assert fused_steps == apart_steps - 2  # BroadcastReduced, ExpandDims, Mul -> one step
