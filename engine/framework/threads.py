@@ -13,13 +13,17 @@ BLAS library (OpenBLAS, MKL or BLIS, reached through threadpoolctl) use the engi
 Results are then bit-identical on one machine with the same library versions, whatever the
 thread variables of the environment say. The count is set for the whole process (BLAS has one);
 the engine remembers what it set last and calls into the library only when a run wants another
-count (a call costs about half a microsecond, a tenth of a tiny graph's step). A new session
+count. OpenBLAS's own setter is called directly through ctypes (about 1 us a switch against
+threadpoolctl's 2.4-2.8, which also looks the symbol up and checks which Python thread controls
+the library at each call: a kernel switching BLAS to one thread and back for its parts does so
+some thirty times in a LeNet step); other libraries through threadpoolctl. A new session
 checks again at its first run; code that changes the count between the runs of one session
 behind the engine's back says so with ``invalidate()``.
 """
 
 from __future__ import annotations
 
+import ctypes
 import os
 import threading
 
@@ -28,6 +32,10 @@ ENV = "GRADPIPE_BLAS_THREADS"
 
 _lock = threading.Lock()
 _libraries = None  # threadpoolctl's controllers of the BLAS libraries numpy loaded
+_setters = None  # per library, a function setting its thread count
+#: OpenBLAS's setter under the names its builds export (numpy's wheels: scipy_openblas's)
+_OPENBLAS_SETTERS = ("openblas_set_num_threads", "scipy_openblas_set_num_threads64_",
+                     "scipy_openblas_set_num_threads", "openblas_set_num_threads64_")
 _current: int | None = None  # the count the engine last set
 _intra: int | None = None  # the count the running session (or eager op) computes with
 
@@ -67,6 +75,29 @@ def _blas_libraries():
     return _libraries
 
 
+def _setter(library):
+    """OpenBLAS's own ``openblas_set_num_threads`` (pthreads builds: one process-wide count) as a
+    ctypes function, else the library's threadpoolctl controller's ``set_num_threads``."""
+    if library.internal_api == "openblas" and library.threading_layer != "openmp":
+        try:
+            dll = ctypes.CDLL(library.filepath)
+        except OSError:
+            return library.set_num_threads
+        for name in _OPENBLAS_SETTERS:
+            fn = getattr(dll, name, None)
+            if fn is not None:
+                fn.argtypes, fn.restype = [ctypes.c_int], None
+                return fn
+    return library.set_num_threads
+
+
+def _blas_setters():
+    global _setters
+    if _setters is None:
+        _setters = [_setter(library) for library in _blas_libraries()]
+    return _setters
+
+
 def use_blas_threads(count: int) -> None:
     """Make the BLAS library compute on ``count`` threads (nothing to do when it already does),
     the count of the run that starts: its ops may cut their work among that many threads."""
@@ -80,8 +111,8 @@ def _set_blas_threads(count: int) -> None:
     if count == _current:
         return
     with _lock:
-        for library in _blas_libraries():
-            library.set_num_threads(count)
+        for setter in _blas_setters():
+            setter(count)
         _current = count
 
 

@@ -66,3 +66,19 @@ def test_eager_ops_run_on_the_engines_count(monkeypatch):
         seen = threads.blas_threads()
     threads.invalidate()
     assert float(value.numpy()[0, 0]) == 8.0 and set(seen) == {1}
+
+
+def test_a_session_run_from_another_thread_sets_its_count(monkeypatch):
+    """OpenBLAS's setter is called directly (threadpoolctl's ignores a thread other than the
+    one that first set the count: a session run from a queue runner's thread could not)."""
+    import threading
+
+    monkeypatch.delenv(threads.ENV, raising=False)
+    threads.use_blas_threads(1)  # this thread set the count first
+    seen = []
+    worker = threading.Thread(target=lambda: seen.extend(
+        _product_run(tf.ConfigProto(intra_op_parallelism_threads=2))))
+    worker.start()
+    worker.join()
+    threads.use_blas_threads(1)
+    assert set(seen) == {2}
