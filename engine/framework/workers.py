@@ -3,10 +3,16 @@
 numpy's loops (and numba's nogil ones) release the GIL, so a kernel that cuts a large array into
 ranges runs one range on the calling thread and the others on these workers (``run_parts``). The
 pool is made on first use and forgotten in a forked child (which inherits no threads). Worker
-threads do not inherit numpy's error state: ``submit`` carries the caller's into the worker.
+threads do not inherit numpy's error state: the caller's is carried into the worker.
 It sits in framework/ (below ops/) so that op kernels as well as the runtime's update and
 region kernels split across it; the session sets how many threads an op may use
 (``threads.intra_op_threads``).
+
+``run_parts`` hands its parts to a crew of persistent threads, each asleep on a lock of its own
+that the caller releases (a few microseconds a hand-off: a LeNet step at two threads hands work
+over nine times; through ThreadPoolExecutor's futures and events it cost 10 us idle and 65-75 us
+under load for parts that do nothing). ``submit`` (a Future, for the update and region kernels)
+goes through a ThreadPoolExecutor.
 """
 
 from __future__ import annotations
@@ -36,6 +42,7 @@ def executor() -> ThreadPoolExecutor:
 def _forget_pool():
     global _pool
     _pool = None
+    _crew.clear()
 
 
 if hasattr(os, "register_at_fork"):  # a forked child has no pool threads
@@ -60,13 +67,15 @@ def ranges(n: int, parts: int, quantum: int = 1) -> list[tuple[int, int]]:
 
 
 class _Shared:
-    """Argument tuples handed out one at a time to whichever thread asks next, and the count of
-    those not finished yet."""
+    """Argument tuples handed out one at a time to whichever thread asks next, the count of
+    those not finished yet, and the caller's numpy error state."""
 
     def __init__(self, fn, parts):
         self.fn, self.parts = fn, iter(parts)
         self.left, self.errors = len(parts), []
-        self.lock, self.done = threading.Lock(), threading.Event()
+        self.err = np.geterr()
+        self.lock, self.done = threading.Lock(), threading.Lock()
+        self.done.acquire()  # released when the last part has finished
 
     def work(self):
         for args in self.parts:  # ``next`` on a list iterator holds the GIL: each tuple once
@@ -77,7 +86,43 @@ class _Shared:
             with self.lock:
                 self.left -= 1
                 if not self.left:
-                    self.done.set()
+                    self.done.release()
+
+
+class _Member:
+    """A crew thread: asleep on ``go`` until a caller releases it, then it takes parts of the
+    newest job (one that is exhausted already leaves it nothing to do) and sleeps again."""
+
+    def __init__(self):
+        self.go = threading.Lock()
+        self.go.acquire()
+        self.job = None
+        threading.Thread(target=self._loop, daemon=True, name="gradpipe-crew").start()
+
+    def _loop(self):
+        while True:
+            self.go.acquire()
+            job = self.job
+            if job is not None:
+                with np.errstate(**job.err):
+                    job.work()
+
+    def call(self, job):
+        self.job = job
+        if self.go.locked():  # else a release is pending: the member reads ``job`` when it wakes
+            try:
+                self.go.release()
+            except RuntimeError:  # another caller released it just now
+                pass
+
+
+_crew: list[_Member] = []
+
+
+def _members(count: int) -> list[_Member]:
+    while len(_crew) < min(count, SIZE):
+        _crew.append(_Member())
+    return _crew[:count]
 
 
 def run_parts(fn, parts, threads: int = 2) -> None:
@@ -86,18 +131,21 @@ def run_parts(fn, parts, threads: int = 2) -> None:
     after it), the first exception raised again.
 
     The parts are shared out as the threads ask, not dealt in advance: a worker that the
-    machine starts late (a shared core, tens of microseconds to wake) leaves its parts to the
-    caller, which then waits for no one; a worker that starts after the last part was taken
-    finds none and returns."""
+    machine starts late (a shared core, tens of microseconds to wake), or one still busy with
+    another caller's parts, leaves its parts to the caller, which then waits for no one; a
+    worker that starts after the last part was taken finds none and sleeps again."""
     if threads < 2 or len(parts) < 2:
         for args in parts:
             fn(*args)
         return
     shared = _Shared(fn, parts)
-    futures = [submit(shared.work) for _ in range(min(threads, len(parts)) - 1)]
+    members = _members(min(threads, len(parts)) - 1)
+    for member in members:
+        member.call(shared)
     shared.work()
-    shared.done.wait()
-    for future in futures:
-        future.cancel()  # not started yet: nothing left to take
+    shared.done.acquire()
+    for member in members:
+        if member.job is shared:
+            member.job = None  # the parts' arrays are not kept alive by a sleeping member
     if shared.errors:
         raise shared.errors[0]

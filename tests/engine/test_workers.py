@@ -33,10 +33,23 @@ def test_every_part_runs_once_and_all_have_finished_at_return():
 
 
 def test_a_worker_that_does_not_start_leaves_its_parts_to_the_caller():
-    """Both pool threads busy: the caller takes every part and returns without waiting."""
-    release = threading.Event()
-    busy = [workers.submit(release.wait, 10) for _ in range(workers.SIZE)]
+    """Both crew threads busy with another caller's parts: the caller takes every part and
+    returns without waiting; once free, the crew takes parts again."""
+    release, started = threading.Event(), []
+
+    def blocking(k):
+        started.append(threading.get_ident())
+        release.wait(10)
+
+    other = threading.Thread(target=workers.run_parts,
+                             args=(blocking, [(k,) for k in range(workers.SIZE + 1)],
+                                   workers.SIZE + 1))
+    other.start()
     try:
+        deadline = time.monotonic() + 10
+        while len(started) < workers.SIZE + 1 and time.monotonic() < deadline:
+            time.sleep(0.001)
+        assert len(set(started)) == workers.SIZE + 1  # the other caller and both crew threads
         ran = []
         workers.run_parts(lambda k: ran.append((k, threading.get_ident())), [(k,) for k in range(6)],
                           3)
@@ -44,8 +57,15 @@ def test_a_worker_that_does_not_start_leaves_its_parts_to_the_caller():
         assert {t for _, t in ran} == {threading.get_ident()}
     finally:
         release.set()
-        for future in busy:
-            future.result()
+        other.join()
+    crew = set()
+
+    def part(k):
+        time.sleep(0.005)
+        crew.add(threading.get_ident())
+
+    workers.run_parts(part, [(k,) for k in range(12)], 3)
+    assert len(crew) > 1
 
 
 def test_a_parts_exception_is_raised_in_the_caller_after_the_others_finished():
