@@ -12,8 +12,8 @@ max_depth`` layers were attempted (TF's ``_StopAtAttemptsHook``).
 As TF: ``pruning_mode`` is 'none', 'pre' or 'post'; pruning needs ``tree_complexity > 0`` and
 ``tree_complexity`` needs pruning; the classifier is binary. Not implemented here, refused by
 name: ``numeric_column`` features (TF buckets them by a quantile sketch over the first
-``n_batches_per_layer`` batches: wrap them in a ``bucketized_column``), ``label_vocabulary``,
-``train_in_memory``, the ``experimental_*`` explanations.
+``n_batches_per_layer`` batches: wrap them in a ``bucketized_column``), ``train_in_memory``, the
+``experimental_*`` explanations.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from ..ops import boosted_trees as _bt
 from ..ops import boosted_trees_ops as _ops
 from ..ops.array import concat, reshape
 from ..ops.core import group
+from ..ops.lookup_ops import vocabulary_lookup
 from ..ops.math import cast
 from ..ops.variables import Variable, assign_add
 from ..train.global_step import get_or_create_global_step
@@ -117,7 +118,11 @@ def _bt_model_fn(features, labels, mode, head, columns, hparams, weight_column):
         if weight_column is not None:
             key = getattr(weight_column, "key", weight_column)
             weights = reshape(cast(features[key], _dtypes.float32), [-1])
-        y = reshape(cast(labels, _dtypes.float32), [-1])
+        if head.label_vocabulary is not None:  # TF: the labels' ids in the vocabulary
+            labels_ids = vocabulary_lookup(labels, head.label_vocabulary)
+        else:
+            labels_ids = labels
+        y = reshape(cast(labels_ids, _dtypes.float32), [-1])
         with control_dependencies([loss]):  # the loss is the ensemble's before this batch
             grow = _ops.train_step_op(table, progress, buckets, y, hparams, weights)
         with control_dependencies([grow]):
@@ -167,10 +172,8 @@ class BoostedTreesClassifier(_BoostedTreesBase):
         if n_classes != 2:
             raise ValueError("For now only binary classification is supported.n_classes given "
                              f"as {n_classes}")
-        if label_vocabulary is not None:
-            raise NotImplementedError("BoostedTreesClassifier: label_vocabulary is not "
-                                      "implemented here (pass labels 0 and 1)")
         head = Head("binary", n_classes=2, weight_column=weight_column,
+                    label_vocabulary=label_vocabulary,
                     loss_reduction=Reduction.SUM_OVER_BATCH_SIZE)
         super().__init__(head, feature_columns, n_batches_per_layer, model_dir, weight_column,
                          n_trees, max_depth, learning_rate, l1_regularization,

@@ -189,6 +189,10 @@ def _train_forward(state, op, buckets, labels, *weights):
                                    f"{buckets.shape[0]} examples", op=op)
     if not np.isfinite(labels).all():
         raise InvalidArgumentError(f"{op.name}: the labels hold NaN or inf", op=op)
+    if hp.loss == "binary" and ((labels < 0) | (labels > 1)).any():
+        raise InvalidArgumentError(f"{op.name}: binary labels must be in [0, 1] (a "
+                                   f"label_vocabulary's ids 0 and 1), got "
+                                   f"{np.unique(labels)[:10]}", op=op)
     table_op, progress_op = a["ref"].op, a["progress"].op
     table, progress = train_step(state.storage(table_op), state.storage(progress_op),
                                  state.resources.setdefault(op, {}), buckets, labels,

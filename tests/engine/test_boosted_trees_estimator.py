@@ -202,3 +202,23 @@ def test_tfs_errors():
         tf.estimator.BoostedTreesClassifier(columns, 1, n_classes=3)
     with pytest.raises(NotImplementedError, match="wrap it in a bucketized_column"):
         tf.estimator.BoostedTreesRegressor([fc.numeric_column("x")], 1)
+
+
+def test_label_vocabulary_as_tfs_test(tmp_path):
+    # TF's testTrainClassifierWithLabelVocabulary: the same tree as labels 0 and 1
+    labels = np.array([["apple"], ["banana"], ["banana"], ["apple"], ["apple"]])
+
+    def input_fn():
+        return {k: tf.constant(v) for k, v in FEATURES_DICT.items()}, tf.constant(labels)
+
+    est = tf.estimator.BoostedTreesClassifier(_columns(), n_batches_per_layer=1, n_trees=1,
+                                              max_depth=5, label_vocabulary=["apple", "banana"],
+                                              model_dir=str(tmp_path / "vocabulary"))
+    est.train(input_fn, steps=5)
+    assert est.evaluate(input_fn, steps=1)["accuracy"] == 1.0
+    assert [int(p["class_ids"][0]) for p in est.predict(_predict_fn())] == [0, 1, 1, 0, 0]
+    unknown = tf.estimator.BoostedTreesClassifier(
+        _columns(), n_batches_per_layer=1, n_trees=1, label_vocabulary=["apple", "pear"],
+        model_dir=str(tmp_path / "unknown"))
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"labels must be in \[0, 1\]"):
+        unknown.train(input_fn, steps=1)
