@@ -105,10 +105,14 @@ from .ops.array import (  # noqa: F401
     split,
     squeeze,
     stack,
-    strided_slice,
-    tile,
     transpose,
     unstack,
+)
+from .ops.broadcast_ops import (  # noqa: F401
+    broadcast_dynamic_shape,
+    broadcast_static_shape,
+    broadcast_to,
+    tile,
 )
 from .ops.clip_ops import (  # noqa: F401
     clip_by_average_norm,
@@ -333,6 +337,7 @@ from .ops.sparse import (  # noqa: F401
     unique,
     unsorted_segment_sum,
 )
+from .ops.strided_slice import strided_slice  # noqa: F401
 from .ops.tensor_array_ops import TensorArray  # noqa: F401
 from .ops.trig import acos, asin, atan, atan2, cosh, sinh, tan  # noqa: F401
 from .ops.variables import (  # noqa: F401

@@ -15,13 +15,14 @@ from ..framework.errors import ShapeError
 from ..framework.graph import Tensor
 from ..framework.tensor_shape import TensorShape
 from ..framework.tensor_util import shape_tensor_dims
-from ..ops.array import reshape, stack, strided_slice, transpose
+from ..ops.array import reshape, stack, transpose
 from ..ops.conv import conv2d, conv2d_backprop_filter, depthwise_conv2d, out_dim
 from ..ops.core import as_tensors, zeros
 from ..ops.math import add_n
 from ..ops.pooling import avg_pool, max_pool
 from ..ops.reduce import reduce_max, reduce_mean
 from ..ops.slicing import pad
+from ..ops.strided_slice import strided_slice
 
 
 def separable_conv2d(input, depthwise_filter, pointwise_filter, strides, padding, rate=None,  # noqa: A002

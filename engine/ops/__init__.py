@@ -4,6 +4,7 @@ from ..framework.registry import FUNCTIONS, OPS, get_op  # noqa: F401
 from . import (  # noqa: F401
     activation_chains,
     array,
+    broadcast_ops,
     conv,
     core,
     cumulative,
@@ -22,5 +23,6 @@ from . import (  # noqa: F401
     rnn,
     sampling,
     sparse,
+    strided_slice,
     trig,
 )

@@ -1,4 +1,4 @@
-"""Shape and indexing ops: reshape, transpose, expand/squeeze, concat, stack, slicing, one_hot...
+"""Shape ops: reshape, transpose, expand/squeeze, concat, stack, split, reverse, one_hot, shape, size.
 
 Gradients that must follow a run-time shape (unknown batch dims) use ``*Like`` ops that read the
 shape of a reference tensor when the plan runs.
@@ -15,7 +15,6 @@ from ..framework.registry import apply, export, normalize_axis, register, same_d
 from ..framework.tensor_shape import TensorShape, dimension_value
 from ..framework.tensor_util import known_sizes
 from .core import as_tensors, convert_to_tensor, runtime_shape, shape_tensor_dims, zeros_like
-from .slicing import static_ints
 
 # -- reshape family ------------------------------------------------------------------------
 
@@ -461,110 +460,6 @@ def reverse_sequence(input, seq_lengths, seq_axis=None, batch_axis=None, name="R
                  batch_axis=batch_axis)
 
 
-# -- basic slicing -------------------------------------------------------------------------
-
-
-def _normalize_index(item):
-    if not isinstance(item, tuple):
-        item = (item,)
-    out = []
-    for it in item:
-        if isinstance(it, slice):
-            for v in (it.start, it.stop, it.step):
-                if v is not None and not isinstance(v, int | np.integer):
-                    raise TypeError("only static integer slice bounds are supported")
-            out.append(slice(it.start, it.stop, it.step))
-        elif isinstance(it, int | np.integer) and not isinstance(it, bool):
-            out.append(int(it))
-        elif it is None or it is Ellipsis:
-            out.append(it)
-        else:
-            raise TypeError(f"unsupported index {it!r}: only ints, slices, None and ... are allowed")
-    return tuple(out)
-
-
-def _slice_infer(inputs, index):
-    x = inputs[0]
-    if x.shape.dims is None:
-        return [(x.dtype, TensorShape(None))]
-    dims = list(x.shape.dims)
-    consumed = sum(1 for it in index if it is not None and it is not Ellipsis)
-    if consumed > len(dims):
-        raise ShapeError(f"too many indices ({consumed}) for a tensor of shape {x.shape}")
-    expanded = []
-    for it in index:
-        if it is Ellipsis:
-            expanded.extend([slice(None)] * (len(dims) - consumed))
-        else:
-            expanded.append(it)
-    expanded.extend([slice(None)] * (len(dims) - sum(1 for it in expanded if it is not None)))
-    out, axis = [], 0
-    for it in expanded:
-        if it is None:
-            out.append(1)
-            continue
-        d = dims[axis]
-        if isinstance(it, int):
-            if d is not None and not -d <= it < d:
-                raise ShapeError(f"index {it} is out of bounds for axis {axis} of size {d}")
-        elif d is None:
-            out.append(None)
-        else:
-            out.append(len(range(*it.indices(d))))
-        axis += 1
-    return [(x.dtype, TensorShape(out))]
-
-
-def _slice_grad_forward(g, x, index):
-    out = np.zeros(x.shape, dtype=g.dtype)
-    out[index] = g
-    return out
-
-
-register("SliceGrad", _slice_grad_forward, lambda inputs, index: [(inputs[0].dtype, inputs[1].shape)],
-         grad=lambda op, dy: [strided_slice(dy, op.attrs["index"]), None])
-register("StridedSlice", lambda x, index: x[index], _slice_infer,
-         grad=lambda op, g: [apply("SliceGrad", [g, op.inputs[0]], name="SliceGrad",
-                                   index=op.attrs["index"])],
-         aliases_input=True)
-
-
-def strided_slice(input_, begin, end=None, strides=None, begin_mask=0, end_mask=0,
-                  ellipsis_mask=0, new_axis_mask=0, shrink_axis_mask=0, var=None,
-                  name="strided_slice"):
-    """``tf.strided_slice(input_, begin, end, strides, *_mask)`` with static bounds (TF's
-    masks: bit i of begin_mask / end_mask ignores begin[i] / end[i], ellipsis_mask puts ``...``,
-    new_axis_mask a new axis, shrink_axis_mask takes the single index begin[i]); the engine's
-    own form ``strided_slice(x, index)`` takes what ``x[index]`` takes."""
-    if end is None:
-        return apply("StridedSlice", [convert_to_tensor(input_)], name=name,
-                     index=_normalize_index(begin))
-    spec = [static_ints(v, f"strided_slice's {what}").ravel().tolist()
-            for v, what in ((begin, "begin"), (end, "end"))]
-    steps = [1] * len(spec[0]) if strides is None else \
-        static_ints(strides, "strided_slice's strides").ravel().tolist()
-    if not len(spec[0]) == len(spec[1]) == len(steps):
-        raise ValueError(f"strided_slice: begin, end and strides must have one entry per sliced "
-                         f"axis, got {spec[0]}, {spec[1]} and {steps}")
-    index = []
-    for i, (b, e, k) in enumerate(zip(*spec, steps)):
-        bit = 1 << i
-        if ellipsis_mask & bit:
-            index.append(Ellipsis)
-        elif new_axis_mask & bit:
-            index.append(None)
-        elif shrink_axis_mask & bit:
-            index.append(b)
-        else:
-            index.append(slice(None if begin_mask & bit else b, None if end_mask & bit else e,
-                               k))
-    return apply("StridedSlice", [convert_to_tensor(input_)], name=name,
-                 index=_normalize_index(tuple(index)))
-
-
-Tensor.__getitem__ = lambda self, item: strided_slice(self, item)
-
-
 # -- one_hot, shape, size ------------------------------------------------------------------
 
 
@@ -615,37 +510,3 @@ def shape(input, name="Shape", out_type=_dtypes.int32):  # noqa: A002
 @export("size")
 def size(input, name="Size", out_type=_dtypes.int32):  # noqa: A002
     return apply("Size", [convert_to_tensor(input)], name=name, out_type=_dtypes.as_dtype(out_type))
-
-
-def _tile_grad(op, g):
-    return [apply("TileGrad", [g, op.inputs[0]], name="TileGrad", multiples=op.attrs["multiples"])]
-
-
-def _tile_grad_forward(g, x, multiples):
-    split = []
-    for m, d in zip(multiples, x.shape):
-        split.extend([m, d])
-    axes = tuple(range(0, 2 * len(multiples), 2))
-    return g.reshape(split).sum(axis=axes)
-
-
-def _tile_infer(inputs, multiples):
-    x = inputs[0]
-    if x.shape.dims is None:
-        return [(x.dtype, TensorShape([None] * len(multiples)))]
-    if len(multiples) != x.shape.ndims:
-        raise ShapeError(f"multiples {list(multiples)} must have one entry per axis of {x.shape}")
-    return [(x.dtype, TensorShape(None if d is None else d * m
-                                  for d, m in zip(x.shape.dims, multiples)))]
-
-
-register("Tile", lambda x, multiples: np.tile(x, multiples), _tile_infer, grad=_tile_grad)
-register("TileGrad", _tile_grad_forward, lambda inputs, multiples: [(inputs[0].dtype,
-                                                                      inputs[1].shape)],
-         grad=lambda op, dy: [tile(dy, op.attrs["multiples"]), None])
-
-
-@export("tile")
-def tile(input, multiples, name="Tile"):  # noqa: A002
-    return apply("Tile", [convert_to_tensor(input)], name=name,
-                 multiples=tuple(int(m) for m in known_sizes(multiples)))

@@ -25,11 +25,12 @@ from ..framework.errors import InvalidArgumentError, ShapeError
 from ..framework.indexed_slices import static_value
 from ..framework.registry import apply, export, register
 from ..framework.tensor_shape import TensorShape
-from .array import expand_dims, shape, strided_slice
+from .array import expand_dims, shape
 from .comparisons import equal, greater, greater_equal, logical_and
 from .core import constant, convert_to_tensor, ones_like, zeros_like
 from .math import cast, maximum, sqrt
 from .sparse import gather, stable_order, unsorted_segment_infer, unsorted_segment_sum
+from .strided_slice import strided_slice
 from .where import where_v2
 
 KINDS = ("sum", "mean", "max", "min", "prod")

@@ -27,10 +27,11 @@ from ..framework.indexed_slices import IndexedSlices, static_value
 from ..framework.registry import apply, export, register
 from ..framework.tensor_shape import TensorShape
 from ..framework.tensor_util import shape_tensor_dims
-from .array import concat, reshape, reshape_like, strided_slice
+from .array import concat, reshape, reshape_like
 from .core import constant, convert_to_tensor
 from .math import cast, range_
 from .reduce import reduce_sum
+from .strided_slice import strided_slice
 
 # -- helpers -------------------------------------------------------------------------------
 

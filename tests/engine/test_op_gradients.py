@@ -276,6 +276,26 @@ for _index, _label_ in [(1, "int"), (-1, "negative-int"), ((slice(None), slice(1
 case("StridedSlice", "vector[1:]", lambda x: x[1:], anything(4))
 case("Tile", "matrix", lambda x: tf.tile(x, [2, 3]), anything(2, 3))
 case("Tile", "vector", lambda x: tf.tile(x, [3]), anything(2))
+
+
+def _runtime_ints(*values):
+    """An int32 vector whose value the graph does not know when it is built."""
+    return tf.placeholder_with_default(np.asarray(values, np.int32), [len(values)])
+
+
+case("DynamicStridedSlice", "x[i]", lambda x: x[_runtime_ints(1)[0]], anything(2, 3))
+case("DynamicStridedSlice", "x[:,i:]", lambda x: x[:, _runtime_ints(1)[0]:], anything(2, 3))
+case("DynamicStridedSlice", "reversed-strided",
+     lambda x: tf.strided_slice(x, _runtime_ints(1, 2), _runtime_ints(-3, -5),
+                                _runtime_ints(-1, -2), end_mask=1), anything(2, 4))
+case("DynamicStridedSlice", "[...,None,i]", lambda x: x[..., None, _runtime_ints(-1)[0]],
+     anything(2, 3))
+case("TileDynamic", "matrix", lambda x: tf.tile(x, _runtime_ints(2, 3)), anything(2, 3))
+case("TileDynamic", "vector", lambda x: tf.tile(x, _runtime_ints(3)), anything(2))
+case("BroadcastTo", "row", lambda x: tf.broadcast_to(x, [2, 3]), anything(3))
+case("BroadcastTo", "column-runtime", lambda x: tf.broadcast_to(x, _runtime_ints(2, 2, 3)),
+     anything(2, 1))
+case("BroadcastTo", "scalar", lambda x: tf.broadcast_to(x, [2, 2]), anything())
 case("GatherNd", "elements-repeated", lambda x: tf.gather_nd(x, [[0, 1], [2, 0], [0, 1]]),
      anything(3, 2))
 case("GatherNd", "rows", lambda x: tf.gather_nd(x, [[[1], [0]]]), anything(3, 2, 2))
@@ -481,6 +501,14 @@ case("SliceAtGrad", "matrix", lambda g: apply("SliceAtGrad", [g, tf.constant(_li
      anything(1, 2))
 case("TileGrad", "matrix",
      lambda g: apply("TileGrad", [g, tf.constant(_like23)], multiples=(2, 1)), anything(4, 3))
+case("TileDynamicGrad", "matrix",
+     lambda g: apply("TileDynamicGrad", [g, tf.constant(_like23), _runtime_ints(2, 1)]),
+     anything(4, 3))
+case("DynamicStridedSliceGrad", "[:,1:]",
+     lambda g: apply("DynamicStridedSliceGrad",
+                     [g, tf.constant(_like23), _runtime_ints(0, 1), _runtime_ints(0, 0),
+                      _runtime_ints(1, 1)], begin_mask=1, end_mask=3, ellipsis_mask=0,
+                     new_axis_mask=0, shrink_axis_mask=0), anything(2, 2))
 
 # -- softmax family and losses -------------------------------------------------------------
 
@@ -728,6 +756,7 @@ NON_DIFFERENTIABLE: dict[str, Callable] = {
     "ArgMin": lambda x: tf.argmin(x, 0),
     "OneHot": lambda x: tf.one_hot(tf.argmax(x, 1), 3, dtype=tf.float64),
     "Shape": tf.shape,
+    "BroadcastArgs": lambda x: tf.broadcast_dynamic_shape(tf.shape(x), [2, 1]),
     "Size": tf.size,
     "Range": lambda x: tf.range(0.0, tf.reduce_sum(x * x) + 3.0, 1.0),
     "ScalarSummary": lambda x: tf.size(tf.summary.scalar("s", tf.reduce_sum(x))),
@@ -1032,6 +1061,11 @@ SECOND_ORDER = [
      lambda x: tf.sparse_segment_sqrt_n(x * x, [0, 2, 2], [0, 0, 1]) ** 2, anything(3, 2)),
     ("StridedSlice", lambda x: x[:, 1:] ** 3, anything(2, 3)),
     ("Tile", lambda x: tf.tile(x * x, [2, 1]) ** 2, anything(1, 3)),
+    ("TileDynamic", lambda x: tf.reshape(tf.tile(x * x, _runtime_ints(2, 1)), [2, 3]) ** 2,
+     anything(1, 3)),
+    ("DynamicStridedSlice", lambda x: tf.reshape(x[:, _runtime_ints(1)[0]:], [2, 2]) ** 3,
+     anything(2, 3)),
+    ("BroadcastTo", lambda x: tf.broadcast_to(x * x, [2, 3]) ** 2, anything(3)),
     ("GatherNd", lambda x: tf.gather_nd(x * x, [[1, 0], [1, 0]]) ** 2, anything(2, 2)),
     ("ScatterNd", lambda u: tf.scatter_nd([[1], [1]], u * u, [3]) ** 2, anything(2)),
     ("ChannelWindowSum", lambda x: tf.nn.lrn(x, 1, 2.0, 0.5, 0.75) ** 2, anything(1, 1, 2, 3)),

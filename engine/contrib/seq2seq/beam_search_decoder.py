@@ -37,10 +37,10 @@ from ...ops.array import (
     shape,
     size,
     stack,
-    tile,
     transpose,
 )
 from ...ops.beam_search_ops import gather_tree
+from ...ops.broadcast_ops import tile
 from ...ops.comparisons import equal, logical_not, logical_or
 from ...ops.core import convert_to_tensor, fill, ones_like, zeros, zeros_like
 from ...ops.indexing_nd import gather_nd
