@@ -337,6 +337,15 @@ from .ops.sparse import (  # noqa: F401
     unique,
     unsorted_segment_sum,
 )
+from .ops.sparse_ops import (  # noqa: F401
+    sparse_add,
+    sparse_concat,
+    sparse_reduce_sum,
+    sparse_reorder,
+    sparse_reshape,
+    sparse_retain,
+    sparse_transpose,
+)
 from .ops.strided_slice import strided_slice  # noqa: F401
 from .ops.tensor_array_ops import TensorArray  # noqa: F401
 from .ops.trig import acos, asin, atan, atan2, cosh, sinh, tan  # noqa: F401
@@ -386,6 +395,13 @@ io = _types.SimpleNamespace(
     FixedLenSequenceFeature=FixedLenSequenceFeature, gfile=gfile, read_file=read_file, write_file=write_file,
     decode_jpeg=image.decode_jpeg, decode_png=image.decode_png, decode_gif=image.decode_gif,
     decode_bmp=image.decode_bmp, decode_image=image.decode_image, encode_png=image.encode_png)
+
+#: ``tf.sparse`` (TF 1.13+): the SparseTensor functions under their newer names
+sparse = _types.SimpleNamespace(
+    SparseTensor=SparseTensor, SparseTensorValue=SparseTensorValue, add=sparse_add,
+    concat=sparse_concat, reduce_sum=sparse_reduce_sum, reorder=sparse_reorder,
+    reshape=sparse_reshape, retain=sparse_retain, transpose=sparse_transpose,
+    to_dense=sparse_tensor_to_dense, placeholder=sparse_placeholder)
 
 to_float = cast
 

@@ -23,6 +23,7 @@ from . import (  # noqa: F401
     rnn,
     sampling,
     sparse,
+    sparse_ops,
     strided_slice,
     trig,
 )

@@ -412,6 +412,23 @@ case("SparseToDense", "values-and-default",
 case("SparseToDense", "scalar-value-1d",
      lambda v, d: tf.sparse_to_dense([1, 3], [4], tf.reshape(v, []), tf.reshape(d, [])),
      anything(1), anything(1))
+_SP_A = [[0, 2], [1, 0], [1, 1]]  # row-major
+_SP_C = [[1, 1], [0, 2], [0, 0]]  # not: sparse_add walks it as it is (TF's merge)
+case("SparseReorder", "unordered", lambda v: tf.sparse_reorder(tf.SparseTensor(_SP_C, v, [2, 3])).values,
+     anything(3))
+case("SparseReorderGrad", "unordered",
+     lambda g: apply("SparseReorderGrad", [g, tf.constant(_SP_C, tf.int64)]), anything(3))
+case("SparseAdd", "merge-walk-thresh",
+     lambda a, c: tf.sparse_add(tf.SparseTensor(_SP_A, a, [2, 3]), tf.SparseTensor(_SP_C, c, [2, 3]),
+                                0.1).values, away_from_zero(3), away_from_zero(3))
+case("SparseReduceSum", "axis0",
+     lambda v: tf.sparse_reduce_sum(tf.SparseTensor(_SP_C, v, [2, 3]), 0), anything(3))
+case("SparseReduceSum", "all-keepdims",
+     lambda v: tf.sparse_reduce_sum(tf.SparseTensor(_SP_A, v, [2, 3]), keepdims=True), anything(3))
+case("SparseReduceSumGrad", "axis1",
+     lambda g: apply("SparseReduceSumGrad", [g, tf.constant(_SP_C, tf.int64),
+                                             tf.constant([2, 3], tf.int64)], axes=(1,),
+                     keepdims=False), anything(2))
 case("GatherDropNegatives", "dropped",
      lambda x: apply("GatherDropNegatives", [x, tf.constant([1, -1, 1, 0])]), anything(3, 2))
 case("DynamicPartition", "three-parts",
@@ -757,6 +774,12 @@ NON_DIFFERENTIABLE: dict[str, Callable] = {
     "OneHot": lambda x: tf.one_hot(tf.argmax(x, 1), 3, dtype=tf.float64),
     "Shape": tf.shape,
     "BroadcastArgs": lambda x: tf.broadcast_dynamic_shape(tf.shape(x), [2, 1]),
+    "SparseConcat": lambda x: tf.sparse_concat(0, [tf.SparseTensor([[0, 1]], x[0, :1], [1, 3]),
+                                                   tf.SparseTensor([[0, 2]], x[1, :1], [1, 3])]).values,
+    "SparseReshape": lambda x: tf.sparse_reshape(
+        tf.SparseTensor([[0, 1]], x[0, :1], tf.placeholder_with_default(
+            np.array([1, 3], np.int64), [2])), [3, -1]).indices,
+    "SparseAddGrad": lambda x: apply("SparseAddGrad", [x[0], tf.constant([2, -1], tf.int64)]),
     "Size": tf.size,
     "Range": lambda x: tf.range(0.0, tf.reduce_sum(x * x) + 3.0, 1.0),
     "ScalarSummary": lambda x: tf.size(tf.summary.scalar("s", tf.reduce_sum(x))),
