@@ -32,10 +32,12 @@ class TensorArrayValue:
     written), the element shape its writes must keep (None: any, once ``infer_shape=False``),
     whether it grows and whether a read clears an element."""
 
-    __slots__ = ("elements", "shape", "infer", "dynamic", "clear_after_read", "read", "dtype")
+    __slots__ = ("elements", "shape", "infer", "dynamic", "clear_after_read", "read", "dtype",
+                 "shapes")
 
     def __init__(self, size, dtype, element_shape, dynamic, infer=True, clear_after_read=True):
         self.elements = [None] * int(size)
+        self.shapes = [None] * int(size)  # each written element's shape, kept after a read
         self.shape, self.infer, self.dtype = element_shape, infer, dtype
         self.dynamic, self.clear_after_read = dynamic, clear_after_read
         self.read = set()
@@ -56,10 +58,12 @@ class TensorArrayValue:
                     f"element shape: {list(self.shape)}")
         if index >= len(self.elements):
             self.elements.extend([None] * (index + 1 - len(self.elements)))
+            self.shapes.extend([None] * (index + 1 - len(self.shapes)))
         if self.elements[index] is not None or index in self.read:
             raise InvalidArgumentError(f"Could not write to TensorArray index {index} because "
                                        "it has already been written to.")
         self.elements[index] = value
+        self.shapes[index] = value.shape
 
     def get(self, index):
         """Element ``index`` (zeros of the element shape when not written, as TF), cleared
@@ -84,20 +88,47 @@ class TensorArrayValue:
         return value
 
     def zeros_like(self):
-        """The zero gradient of the array: dense zeros [size, *element_shape] (what
+        """The zero gradient of the array: dense zeros in its gradient layout (what
         tf.zeros_like of a flow gives a while loop's gradient)."""
-        dense = self.dense_shape()
-        return np.zeros([0] if -1 in dense else dense, self.dtype)
+        return np.zeros(self.grad_layout()[0], self.dtype)
 
     def dense_shape(self):
         """[size, *element_shape] of the dense gradient arrays; -1s for elements of several
         shapes."""
-        shapes = {v.shape for v in self.elements if v is not None}
+        shapes = {s for s in self.shapes if s is not None}
         if self.shape is not None:
             shapes.add(tuple(self.shape))
         if len(shapes) != 1:
             return np.array([len(self.elements), -1], np.int64)
         return np.array([len(self.elements), *shapes.pop()], np.int64)
+
+    def grad_layout(self):
+        """How a gradient of the array is held, asked when the gradient runs (after every
+        write: a read's gradient has the array's final size, also when it was read before it
+        grew): (shape, None) for elements of one shape, a dense [size, *element_shape]; for
+        elements that differ in their first axis (an unequal split) their rows joined,
+        (shape, offsets), element i's rows at offsets[i] (what the split's gradient takes)."""
+        dense = self.dense_shape()
+        if dense[-1] != -1 or len(dense) != 2:
+            return tuple(int(d) for d in dense), None
+        known = [s for s in self.shapes if s is not None]
+        if any(len(s) == 0 or s[1:] != known[0][1:] for s in known):
+            raise InvalidArgumentError(f"Gradients through a TensorArray whose elements differ "
+                                       f"in shape beyond their first axis are not supported "
+                                       f"here: {[list(s) for s in known]}")
+        rows = [0 if s is None else s[0] for s in self.shapes]
+        offsets = np.concatenate([[0], np.cumsum(rows)])
+        return (int(offsets[-1]), *known[0][1:]), offsets
+
+
+class ReadShape:
+    """The second output of a TensorArray read: the array read, whose gradient layout its
+    gradient asks when it runs (the array may grow after the read)."""
+
+    __slots__ = ("flow",)
+
+    def __init__(self, flow):
+        self.flow = flow
 
 
 def as_array_value(flow):
@@ -159,7 +190,7 @@ def _read_forward(flow, index, element_shape):
             raise InvalidArgumentError(f"Could not read from TensorArray index "
                                        f"{int(bad.flat[0])}: it holds {held} elements")
         return flow[index], np.array(flow.shape, np.int64)
-    dense = flow.dense_shape()
+    dense = np.array(ReadShape(flow), dtype=object)
     if index.ndim == 0:
         return flow.get(index), dense
     rows = [flow.get(i) for i in index.tolist()]
@@ -187,12 +218,19 @@ register("TensorArrayRead", _read_forward, _read_infer,
 
 
 def _read_grad_forward(shape, index, g):
-    shape = tuple(int(d) for d in shape)
-    if -1 in shape:
-        raise InvalidArgumentError("Gradients through a TensorArray whose elements differ in "
-                                   "shape (an unequal split) are not supported here")
-    out = np.zeros(shape, np.asarray(g).dtype)
-    np.add.at(out, np.asarray(index), g)  # a gather's repeated index gets each row's gradient
+    """The gradient of a read in its array's gradient layout (``TensorArrayValue
+    .grad_layout``); ``shape`` is a dense flow's shape or a ``ReadShape``."""
+    shape, index, g = as_array_value(shape), np.asarray(index), np.asarray(g)
+    offsets = None
+    if isinstance(shape, ReadShape):
+        shape, offsets = shape.flow.grad_layout()
+    out = np.zeros(tuple(int(d) for d in shape), g.dtype)
+    if offsets is None:
+        np.add.at(out, index, g)  # a gather's repeated index gets each row's gradient
+        return out
+    for i, rows in zip(index.reshape(-1).tolist(), g.reshape((-1,) + g.shape[index.ndim:])
+                       if index.ndim else [g]):
+        out[offsets[i]:offsets[i + 1]] += rows
     return out
 
 

@@ -160,7 +160,8 @@ def test_beam_search_over_tiled_attention_states_runs_with_tfs_shapes():
                                         tf.layers.Dense(vocab), length_penalty_weight=0.6,
                                         coverage_penalty_weight=0.3)
     out, final, lengths = seq2seq.dynamic_decode(decoder, maximum_iterations=5)
-    assert out.predicted_ids.shape.as_list() == [None, None, beam]
+    # TF 1.15: the batch from constant_value(size(start_tokens)), known here
+    assert out.predicted_ids.shape.as_list() == [B, None, beam]
     ids, scores, lens, alignments = _run([out.predicted_ids,
                                           out.beam_search_decoder_output.scores, lengths,
                                           final.cell_state.alignments])

@@ -18,6 +18,7 @@ from ...control_flow.while_loop import while_loop
 from ...framework import dtypes as _dtypes
 from ...framework.graph import Tensor
 from ...framework.tensor_shape import TensorShape
+from ...framework.tensor_util import dim_value
 from ...ops.array import shape, transpose
 from ...ops.comparisons import greater_equal, logical_not, logical_or
 from ...ops.core import convert_to_tensor, fill, zeros_like
@@ -76,13 +77,21 @@ def transpose_batch_time(x):
     return transpose(x, [1, 0, *range(2, rank)])
 
 
-def _element_shape(size):
-    """A TensorArray element's static shape for an output of ``size`` (the batch unknown)."""
+def _element_shape(size, batch=None):
+    """A TensorArray element's static shape for an output of ``size``: [batch, *size], the
+    batch as far as it is known when the graph is built (TF's ``_shape(batch_size, size)``:
+    stacking no steps, maximum_iterations=0, then gives [0, batch, *size])."""
     if isinstance(size, TensorShape):
-        return TensorShape(None) if size.dims is None else TensorShape([None, *size.dims])
+        return TensorShape(None) if size.dims is None else TensorShape([batch, *size.dims])
     if isinstance(size, int):
-        return TensorShape([None, size])
+        return TensorShape([batch, size])
     return TensorShape(None)
+
+
+def _static_batch(decoder):
+    """The decoder's batch size if the graph knows it now (TF: constant_value), else None."""
+    size = decoder.batch_size
+    return dim_value(size) if isinstance(size, Tensor) else size
 
 
 def map_structure(fn, *structures):
@@ -128,9 +137,10 @@ def dynamic_decode(decoder, output_time_major=False, impute_finished=False,
                                           greater_equal(0, maximum_iterations))
         initial_lengths = zeros_like(initial_finished, dtype=_dtypes.int32)
         initial_time = convert_to_tensor(0, dtype=_dtypes.int32)
+        batch = _static_batch(decoder)
         initial_tas = _map_sizes(
             lambda size, dtype: TensorArray(dtype, size=0, dynamic_size=True,
-                                            element_shape=_element_shape(size)),
+                                            element_shape=_element_shape(size, batch)),
             decoder.output_size, decoder.output_dtype)
 
         def condition(time, outputs_ta, state, inputs, finished, lengths):
