@@ -93,10 +93,13 @@ def sparse_reorder(sp_input, name=None):
 # -- concat --------------------------------------------------------------------------------
 
 
-def _concat_forward(*args, n, axis):
+def _concat_forward(*args, n, axis, expand):
     indices, values, shapes = args[:n], args[n:2 * n], args[2 * n:]
     rank = len(shapes[0])
     at = axis % rank if rank else 0
+    if expand and len({len(s) for s in shapes}) == 1:  # TF: each the largest of the inputs'
+        largest = np.max(np.stack(shapes), axis=0)
+        shapes = [np.where(np.arange(rank) == at, s, largest) for s in shapes]
     for k, s in enumerate(shapes[1:], 1):
         if len(s) != rank:
             raise InvalidArgumentError(f"Ranks of all input tensors must match: expected {rank} "
@@ -118,7 +121,7 @@ def _concat_forward(*args, n, axis):
     return out_indices[perm], np.concatenate(values)[perm], out_shape
 
 
-def _concat_infer(inputs, n, axis):
+def _concat_infer(inputs, n, axis, expand):
     dtype = inputs[n].dtype
     for v in inputs[n:2 * n]:
         if v.dtype != dtype:
@@ -145,16 +148,12 @@ def sparse_concat(axis, sp_inputs, name=None, expand_nonconcat_dim=False, concat
     axis = int(axis)
     shapes = [sp.dense_shape for sp in sps]
     known = [static_value(s) for s in shapes]
-    if expand:
-        if any(k is None for k in known):
-            raise ValueError("sparse_concat with expand_nonconcat_dim needs dense shapes known "
-                             "when the graph is built")
+    if expand and all(k is not None for k in known) and len({len(k) for k in known}) == 1:
         largest = np.max(np.stack(known), axis=0)
         known = [np.where(np.arange(len(k)) == axis % len(k), k, largest) for k in known]
-        shapes = [constant(k.astype(np.int64), dtype=_INT64) for k in known]
     indices, values, shape = apply(
         "SparseConcat", [*(sp.indices for sp in sps), *(sp.values for sp in sps), *shapes],
-        name=name or "SparseConcat", n=len(sps), axis=axis)
+        name=name or "SparseConcat", n=len(sps), axis=axis, expand=bool(expand))
     if all(k is not None for k in known):  # TF: the output's dense shape from the inputs'
         total = np.array(known[0], np.int64)
         total[axis % len(total)] = sum(int(k[axis % len(k)]) for k in known)

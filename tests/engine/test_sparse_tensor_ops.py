@@ -156,3 +156,15 @@ def test_sparse_add_of_sorted_inputs_is_the_dense_sum():
     np.testing.assert_array_equal(as_dense, expected)
     order = np.ravel_multi_index(got.indices.T, (4, 5))
     assert (np.diff(order) > 0).all()
+
+
+def test_concat_expands_dense_shapes_known_only_when_it_runs():
+    """expand_nonconcat_dim with a sparse_placeholder: TF's "concat expanded" entries above."""
+    with tf.Graph().as_default():
+        ph = tf.sparse_placeholder(tf.float32)
+        joined = tf.sparse_concat(1, [_sparse(A), ph], expand_nonconcat_dim=True)
+        with tf.Session() as sess:
+            got = sess.run(joined, {ph: ([[2, 0]], [9.0], [3, 1])})
+    np.testing.assert_array_equal(got.indices, [[0, 2], [1, 0], [1, 1], [2, 3]])
+    np.testing.assert_array_equal(got.values, [1, 2, 3, 9])
+    np.testing.assert_array_equal(got.dense_shape, [3, 4])
