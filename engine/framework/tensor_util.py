@@ -9,6 +9,7 @@ import math
 
 import numpy as np
 
+from .eager import EagerTensor
 from .graph import Tensor
 from .registry import get_op
 from .tensor_shape import TensorShape
@@ -25,6 +26,8 @@ def static_value(t, _budget=None):
     ``tf.size(x)`` where x's static shape is fully known, an element of ``tf.shape(x)`` that x's
     static shape knows; a pure op (not stateful, foldable, no control inputs, one small output)
     of such values, computed now by its forward (``tf.shape(x)[1] * 2``, a cast, a maximum)."""
+    if isinstance(t, EagerTensor):  # executed: its value is known
+        return np.asarray(t)
     budget = [STATIC_VALUE_OPS] if _budget is None else _budget
     op = t.op
     if op.type == "Const":
@@ -74,6 +77,8 @@ def shape_tensor_dims(t):
     values (-1 unknown), ``tf.shape(x)`` as x's static shape, a ``tf.stack`` of scalars whose
     values ``static_value`` knows (``tf.shape(x)[1] // 3``), a ``tf.concat`` of such vectors, a
     vector ``static_value`` knows; else only the rank, from ``t``'s length."""
+    if isinstance(t, EagerTensor):
+        return TensorShape([None if d < 0 else int(d) for d in np.asarray(t).reshape(-1)])
     if t.op.type == "Const":
         return TensorShape([None if d < 0 else int(d)
                             for d in np.asarray(t.op.attrs["value"]).reshape(-1)])

@@ -170,3 +170,15 @@ def test_known_bounds_stay_static():
         assert x[:, :tf.shape(x)[1] - 1].shape.as_list() == [4, 4]
         assert tf.tile(x, [tf.shape(x)[0], 1]).op.type == "Tile"
         assert x[np.int64(2)].shape.as_list() == [5]
+
+
+def test_eager_tensors_as_bounds_and_sizes():
+    """Eagerly a tensor's value is known: slices, tile and broadcast_to take it as a number."""
+    with tf.eager_mode():
+        x = tf.constant(np.arange(12.0).reshape(3, 4))
+        i = tf.constant(1)
+        np.testing.assert_array_equal(x[i].numpy(), [4, 5, 6, 7])
+        np.testing.assert_array_equal(x[:, :i + 1].numpy(), np.arange(12.0).reshape(3, 4)[:, :2])
+        assert tf.tile(x, tf.stack([1, i + 1])).shape.as_list() == [3, 8]
+        np.testing.assert_array_equal(tf.broadcast_to(tf.constant([1.0, 2.0]), [2, 2]).numpy(),
+                                      [[1, 2], [1, 2]])
