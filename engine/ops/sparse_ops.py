@@ -7,7 +7,8 @@ Orderings follow TF's kernels: ``sparse_reorder``, ``sparse_concat`` and ``spars
 sort the entries row-major (ties kept in their order); ``sparse_reshape`` keeps the entries'
 order; ``sparse_add`` of two SparseTensors walks both in their order as TF's merge does (both
 assumed row-major: an entry of one index in both is one sum, kept only when ``thresh <= |sum|``;
-entries in one of them are copied). Gradients reach ``values`` as TF's do: through the reorder's
+entries in one of them are copied; two row-major inputs merge in one sort, the same walk).
+Gradients reach ``values`` as TF's do: through the reorder's
 permutation, the sum's matched positions and the reduction's entries; SparseConcat has none
 (as TF: its values get None).
 """
@@ -237,6 +238,8 @@ def _add_forward(a_ind, a_val, a_shape, b_ind, b_val, b_shape, thresh):
     if a_shape.shape != b_shape.shape or (a_shape != b_shape).any():
         raise InvalidArgumentError(f"Operands do not have the same ranks or shapes: got "
                                    f"{a_shape.tolist()} and {b_shape.tolist()}")
+    if _strictly_row_major(a_ind) and _strictly_row_major(b_ind):
+        return _add_sorted(a_ind, a_val, a_shape, b_ind, b_val, thresh)
     rows_a, rows_b = a_ind.tolist(), b_ind.tolist()
     i = j = 0
     out_ind, out_val = [], []
@@ -266,6 +269,42 @@ def _add_forward(a_ind, a_val, a_shape, b_ind, b_val, b_shape, thresh):
     indices = np.asarray(out_ind, np.int64).reshape(len(out_ind), len(a_shape))
     return (indices, np.asarray(out_val, a_val.dtype).reshape(-1), a_shape.copy(), a_pos,
             b_pos)
+
+
+def _strictly_row_major(indices):
+    """Whether the entries are in row-major order, each index once (TF's canonical order)."""
+    if len(indices) < 2 or indices.shape[1] == 0:
+        return len(indices) < 2
+    step = indices[1:] - indices[:-1]
+    moved = step != 0
+    first = np.argmax(moved, axis=1)
+    return bool(moved.any(axis=1).all() and (step[np.arange(len(step)), first] > 0).all())
+
+
+def _add_sorted(a_ind, a_val, a_shape, b_ind, b_val, thresh):
+    """The merge walk of two row-major inputs in one sort: a's entry before b's of the same
+    index, whose pair is one sum (kept when thresh <= |sum|); the walk's order and values."""
+    na, rank = len(a_ind), a_ind.shape[1]
+    indices = np.concatenate([a_ind, b_ind]).reshape(-1, rank)
+    values = np.concatenate([a_val, b_val])
+    order = np.lexsort((np.arange(len(indices)), *indices.T[::-1]))
+    indices, values = indices[order], values[order]
+    n = len(order)
+    pair = np.zeros(n, bool)  # entries k and k + 1 have one index (a's, then b's)
+    if n > 1:
+        pair[:-1] = (indices[1:] == indices[:-1]).all(axis=1)
+    first = np.flatnonzero(pair)
+    summed = values[first] + values[first + 1]
+    values[first] = summed
+    keep = np.ones(n, bool)
+    keep[first + 1] = False
+    keep[first[np.abs(summed) < thresh]] = False
+    at = np.where(keep, np.cumsum(keep) - 1, -1)
+    at[first + 1] = at[first]  # b's entry of a pair: its sum's position (-1: dropped)
+    where_from = np.empty(len(order), np.int64)
+    where_from[order] = at
+    return (indices[keep], values[keep].astype(a_val.dtype), a_shape.copy(),
+            where_from[:na], where_from[na:])
 
 
 def _add_infer(inputs):

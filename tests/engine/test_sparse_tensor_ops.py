@@ -168,3 +168,28 @@ def test_concat_expands_dense_shapes_known_only_when_it_runs():
     np.testing.assert_array_equal(got.indices, [[0, 2], [1, 0], [1, 1], [2, 3]])
     np.testing.assert_array_equal(got.values, [1, 2, 3, 9])
     np.testing.assert_array_equal(got.dense_shape, [3, 4])
+
+
+def test_sum_of_row_major_inputs_in_one_sort_is_the_walk(monkeypatch):
+    """sparse_add of two row-major inputs merges them in one sort: the walk's entries, values
+    and each input entry's output position (its gradient's source), on random small inputs
+    with and without thresholds (white-box: the walk forced for the comparison)."""
+    from engine.ops import sparse_ops
+
+    rng = np.random.default_rng(0)
+    cases = []
+    for _ in range(200):
+        shape = np.array([rng.integers(1, 5), rng.integers(1, 5)])
+        parts = []
+        for _ in range(2):
+            dense = np.where(rng.random(shape) < 0.5, rng.integers(-3, 4, shape), 0).astype(float)
+            parts += [np.argwhere(dense != 0), dense[dense != 0], shape]
+        assert sparse_ops._strictly_row_major(parts[0]) and sparse_ops._strictly_row_major(parts[3])
+        cases.append((parts, float(rng.choice([0.0, 0.5, 2.5]))))
+    assert not sparse_ops._strictly_row_major(np.array(C[0]))
+    fast = [sparse_ops._add_forward(*parts, thresh) for parts, thresh in cases]
+    monkeypatch.setattr(sparse_ops, "_strictly_row_major", lambda indices: False)
+    for (parts, thresh), got in zip(cases, fast):
+        for f, w in zip(got, sparse_ops._add_forward(*parts, thresh)):
+            np.testing.assert_array_equal(f, w)
+            assert f.dtype == w.dtype
