@@ -20,7 +20,7 @@ import numpy as np
 from ..framework import dtypes as _dtypes
 from ..framework.errors import InvalidArgumentError
 from ..framework.graph import Tensor
-from ..framework.registry import apply, broadcast_shapes, export, register
+from ..framework.registry import apply, broadcast_shapes, register
 from ..framework.tensor_shape import TensorShape
 from ..framework.tensor_util import static_value
 from .array import reshape, transpose
@@ -80,7 +80,6 @@ register("SparseReorderGrad", _reorder_grad_forward,
                                     name="SparseReorder")[1], None])
 
 
-@export("sparse_reorder")
 def sparse_reorder(sp_input, name=None):
     """The SparseTensor with its entries in row-major order (as TF's canonical order)."""
     sp = _as_sparse(sp_input)
@@ -135,7 +134,6 @@ def _concat_infer(inputs, n, axis, expand):
 register("SparseConcat", _concat_forward, _concat_infer)  # TF: no gradient
 
 
-@export("sparse_concat")
 def sparse_concat(axis, sp_inputs, name=None, expand_nonconcat_dim=False, concat_dim=None,
                   expand_nonconcat_dims=None):
     """The SparseTensors joined along ``axis`` (each one's indices offset by the sizes before
@@ -202,7 +200,6 @@ register("SparseReshape", _reshape_forward,
                          (_INT64, inputs[2].shape)])  # TF: indices only, no gradient
 
 
-@export("sparse_reshape")
 def sparse_reshape(sp_input, shape, name=None):
     """The SparseTensor of dense shape ``shape`` (one -1 inferred) holding the same values in
     the same row-major positions; its entries keep their order."""
@@ -331,7 +328,6 @@ register("SparseAdd", _add_forward, _add_infer,
 register("SparseAddGrad", _placed, lambda inputs: [(inputs[0].dtype, inputs[1].shape)])  # TF: none
 
 
-@export("sparse_add")
 def sparse_add(a, b, thresh=0, threshold=None, name=None):
     """``a + b``: two SparseTensors give a SparseTensor (TF's merge walk; a sum below
     ``thresh`` in magnitude dropped); a SparseTensor and a dense tensor give the dense sum."""
@@ -359,7 +355,6 @@ def sparse_add(a, b, thresh=0, threshold=None, name=None):
 # -- transpose, retain ---------------------------------------------------------------------
 
 
-@export("sparse_transpose")
 def sparse_transpose(sp_input, perm=None, name=None):
     """The SparseTensor with its axes permuted by ``perm`` (reversed by default), entries in
     row-major order."""
@@ -379,7 +374,6 @@ def sparse_transpose(sp_input, perm=None, name=None):
     return sparse_reorder(SparseTensor(indices, sp.values, shape), name=name)
 
 
-@export("sparse_retain")
 def sparse_retain(sp_input, to_retain):
     """The SparseTensor's entries where the bool vector ``to_retain`` is true."""
     sp = _as_sparse(sp_input)
@@ -449,7 +443,6 @@ register("SparseReduceSumGrad", _reduce_sum_grad_forward,
                                     name="SparseReduceSum", **op.attrs), None, None])
 
 
-@export("sparse_reduce_sum")
 def sparse_reduce_sum(sp_input, axis=None, keepdims=None, reduction_axes=None, keep_dims=None):
     """The sum of the SparseTensor's values over ``axis`` (all axes by default) as a dense
     tensor (TF's SparseReduceSum; duplicate indices add up)."""
