@@ -17,14 +17,22 @@ def enabled() -> bool:
     return os.environ.get("GRADPIPE_NUMBA", "1") != "0"
 
 
-def njit(fn):
-    """``fn`` compiled by numba (nogil, cached on disk where the package is writable), or None."""
+def njit(fn, noalias=False):
+    """``fn`` compiled by numba (nogil, cached on disk where the package is writable), or None.
+
+    ``noalias``: its array arguments never overlap (each is its own buffer), which LLVM is told
+    (numba's ``noalias`` compiler flag on the function's pointer arguments): without it, a loop
+    that reads several rows and writes several others vectorizes only behind a runtime check of
+    every written row against every read one, which LLVM gives up on past 8 pairs (Winograd's
+    tile transforms: 6 rows in, 6 out), and runs scalar. The float operations are the same."""
     if not enabled():
         return None
     try:
         import numba
 
         options = dict(nogil=True, fastmath=False, error_model="numpy")
+        if noalias:
+            options["pipeline_class"] = _noalias_compiler()
         try:
             return numba.njit(cache=True, **options)(fn)
         except RuntimeError:  # no writable cache next to an installed package
@@ -33,31 +41,50 @@ def njit(fn):
         return None
 
 
-def njit_calling(namespace, helpers, fn):
+def _noalias_compiler():
+    """numba's compiler with its ``noalias`` flag set (made on first use: numba loads late)."""
+    global _NoAlias
+    if _NoAlias is None:
+        from numba.core.compiler import Compiler
+
+        class NoAliasCompiler(Compiler):
+            def __init__(self, typingctx, targetctx, library, args, return_type, flags, locals):
+                flags.noalias = True
+                super().__init__(typingctx, targetctx, library, args, return_type, flags, locals)
+
+        _NoAlias = NoAliasCompiler
+    return _NoAlias
+
+
+_NoAlias = None
+
+
+def njit_calling(namespace, helpers, fn, noalias=False):
     """``fn`` compiled (``njit``) where it calls the functions ``helpers`` ({name: function}) of
     its module, whose globals are ``namespace``: numba reads a function's globals when it
     compiles it, so each helper there becomes its compiled version first (callees listed
     before callers; the module's Python code keeps what it imported by name). None if any
-    cannot be compiled."""
+    cannot be compiled; ``noalias`` as ``njit``'s for ``fn``."""
     for name, helper in helpers.items():
         if namespace[name] is helper:
             namespace[name] = njit(helper)
         if namespace[name] is None:
             return None
-    return njit(fn)
+    return njit(fn, noalias)
 
 
-def warm_loop(state, warm_runs, namespace, helpers, loops, name):
+def warm_loop(state, warm_runs, namespace, helpers, loops, name, noalias=False):
     """A module's compiled loop ``name`` (of ``loops``, calling its ``helpers``: see
     ``njit_calling``), or None: while the module's loops together have been asked for no more
     than ``warm_runs`` times (``state["runs"]`` counts), without numba, or where compiling failed
-    (``state[name]`` None: not tried again). The module's numpy code runs when it is None."""
+    (``state[name]`` None: not tried again). The module's numpy code runs when it is None.
+    ``noalias``: the loops' array arguments never overlap (``njit``)."""
     if state["runs"] <= warm_runs:
         state["runs"] += 1
         return None
     if name not in state:
         state[name] = None
-        state[name] = njit_calling(namespace, helpers, loops[name])
+        state[name] = njit_calling(namespace, helpers, loops[name], noalias)
     return state[name]
 
 
