@@ -53,7 +53,7 @@ def grad_rows(y0, y1, y2, y3, k):
 
 
 def _input_loop(xp, k, v, e):
-    """``v`` ``[36, tiles, c]`` = ``B^T d B`` of each 6x6 tile ``d`` of the padded image ``xp``
+    """``v`` ``[tiles, 36, c]`` = ``B^T d B`` of each 6x6 tile ``d`` of the padded image ``xp``
     ``[n, 4 th + 2, 4 tw + 2, c]`` (tiles every 4 positions); ``e`` scratch ``[36, c]``."""
     n, hp, wp, c = xp.shape
     th, tw = (hp - 2) // 4, (wp - 2) // 4
@@ -62,7 +62,7 @@ def _input_loop(xp, k, v, e):
         for ty in range(th):
             for tx in range(tw):
                 t = (b * th + ty) * tw + tx
-                y, x = 4 * ty, 4 * tx
+                y, x, vt = 4 * ty, 4 * tx, v[t]
                 for j in range(6):  # down each column of the tile: e[6 a + j]
                     d0, d1, d2 = img[y, x + j], img[y + 1, x + j], img[y + 2, x + j]
                     d3, d4, d5 = img[y + 3, x + j], img[y + 4, x + j], img[y + 5, x + j]
@@ -70,11 +70,10 @@ def _input_loop(xp, k, v, e):
                     for ch in range(c):
                         r = input_rows(d0[ch], d1[ch], d2[ch], d3[ch], d4[ch], d5[ch], k)
                         o0[ch], o1[ch], o2[ch], o3[ch], o4[ch], o5[ch] = r
-                for a in range(6):  # along each row: v[6 a + b]
+                for a in range(6):  # along each row: v[t, 6 a + b]
                     i = 6 * a
                     d0, d1, d2, d3, d4, d5 = e[i], e[i + 1], e[i + 2], e[i + 3], e[i + 4], e[i + 5]
-                    o0, o1, o2, o3, o4, o5 = (v[i, t], v[i + 1, t], v[i + 2, t], v[i + 3, t],
-                                              v[i + 4, t], v[i + 5, t])
+                    o0, o1, o2, o3, o4, o5 = vt[i], vt[i + 1], vt[i + 2], vt[i + 3], vt[i + 4], vt[i + 5]
                     for ch in range(c):
                         r = input_rows(d0[ch], d1[ch], d2[ch], d3[ch], d4[ch], d5[ch], k)
                         o0[ch], o1[ch], o2[ch], o3[ch], o4[ch], o5[ch] = r
@@ -108,7 +107,7 @@ def _output_loop(m, k, y, p):
 
 
 def _grad_loop(dy, k, dm, e):
-    """``dm`` ``[36, tiles, c]`` = ``A g A^T`` of each 4x4 tile ``g`` of ``dy`` ``[n, 4 th,
+    """``dm`` ``[tiles, 36, c]`` = ``A g A^T`` of each 4x4 tile ``g`` of ``dy`` ``[n, 4 th,
     4 tw, c]``; ``e`` scratch ``[24, c]``."""
     n, th, tw, c = dy.shape[0], dy.shape[1] // 4, dy.shape[2] // 4, dy.shape[3]
     for b in range(n):
@@ -116,19 +115,18 @@ def _grad_loop(dy, k, dm, e):
         for ty in range(th):
             for tx in range(tw):
                 t = (b * th + ty) * tw + tx
-                y, x = 4 * ty, 4 * tx
+                y, x, mt = 4 * ty, 4 * tx, dm[t]
                 for j in range(4):  # down each column: e[4 a + j]
                     g0, g1, g2, g3 = img[y, x + j], img[y + 1, x + j], img[y + 2, x + j], img[y + 3, x + j]
                     o0, o1, o2, o3, o4, o5 = e[j], e[4 + j], e[8 + j], e[12 + j], e[16 + j], e[20 + j]
                     for ch in range(c):
                         r = grad_rows(g0[ch], g1[ch], g2[ch], g3[ch], k)
                         o0[ch], o1[ch], o2[ch], o3[ch], o4[ch], o5[ch] = r
-                for a in range(6):  # along each row: dm[6 a + b]
+                for a in range(6):  # along each row: dm[t, 6 a + b]
                     i = 4 * a
                     g0, g1, g2, g3 = e[i], e[i + 1], e[i + 2], e[i + 3]
                     o = 6 * a
-                    o0, o1, o2, o3, o4, o5 = (dm[o, t], dm[o + 1, t], dm[o + 2, t], dm[o + 3, t],
-                                              dm[o + 4, t], dm[o + 5, t])
+                    o0, o1, o2, o3, o4, o5 = mt[o], mt[o + 1], mt[o + 2], mt[o + 3], mt[o + 4], mt[o + 5]
                     for ch in range(c):
                         r = grad_rows(g0[ch], g1[ch], g2[ch], g3[ch], k)
                         o0[ch], o1[ch], o2[ch], o3[ch], o4[ch], o5[ch] = r
