@@ -177,6 +177,7 @@ def _run(fetches):
 
 
 def test_beam_search_reorders_the_alignment_history_along_each_beams_path():
+    tf.set_random_seed(1)  # the cell's weights: some draws leave every beam in place (seed 9 does)
     rng = np.random.RandomState(7)
     vocab, beam = 6, 3
     memory = seq2seq.tile_batch(tf.constant(rng.randn(B, M, DM)), beam)
