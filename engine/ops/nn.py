@@ -307,10 +307,23 @@ register("L2Loss", _l2_loss_forward, _l2_loss_infer, grad=lambda op, g: [op.inpu
 def _global_norm_forward(*xs):
     """sqrt(2 * sum of l2_loss(x)) as TF's global_norm composes it (L2Loss per tensor, Stack,
     Sum, Mul, Sqrt), the same operations in the same order, in one op: a clipping stage's norm
-    is one plan step instead of one per tensor and four more."""
+    is one plan step instead of one per tensor and four more. For float32/64 and fewer than 8
+    tensors the halves are added as numpy scalars: numpy's sum of so few values is that
+    sequence of additions in the dtype from +0 (its pairwise sum starts blocks of 8), and the
+    halves are never -0, so the bits are the same without building an array (1-2 us less)."""
     dtype = xs[0].dtype
+    if len(xs) < 8 and dtype in _SCALAR_SUM_DTYPES:
+        two = dtype.type(2)
+        total = dtype.type(0)
+        for x in xs:
+            flat = x.reshape(-1)
+            total = np.dot(flat, flat) / two + total  # of two NaNs, numpy's sum keeps the first
+        return np.sqrt(np.asarray(total * two))
     halves = np.array([_l2_loss_forward(x) for x in xs], dtype)
     return np.sqrt(np.asarray(np.add.reduce(halves) * dtype.type(2)))
+
+
+_SCALAR_SUM_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 def _global_norm_infer(inputs, **_):

@@ -158,6 +158,30 @@ def test_global_norm_is_one_op_with_the_bits_of_tf_composition(sizes):
                                                 for a in arrays)), rtol=1e-5)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_global_norm_of_few_tensors_keeps_numpys_sum_bits_for_special_values(dtype):
+    """Below 8 tensors the halves are added as scalars: the bits (NaN's sign included) of the
+    array sum over the halves, with zeros of both signs, infinities, NaN of both signs,
+    subnormals, overflow and values of very different scales."""
+    from engine.ops.nn import _global_norm_forward, _l2_loss_forward
+
+    rng = np.random.default_rng(7)
+    specials = [np.nan, -np.nan, np.inf, -np.inf, -0.0, 0.0, 1e-45, 3e38]
+    for _ in range(2000):
+        arrays = []
+        with np.errstate(all="ignore"):
+            for _ in range(rng.integers(1, 8)):
+                shape = tuple(rng.integers(1, 5, rng.integers(0, 3)))
+                a = (rng.standard_normal(shape) * 10.0 ** rng.integers(-30, 30)).astype(dtype)
+                if rng.random() < 0.3:
+                    a.flat[0] = rng.choice(specials)
+                arrays.append(a * 0 if rng.random() < 0.1 else a)
+            halves = np.array([_l2_loss_forward(a) for a in arrays], dtype)
+            want = np.sqrt(np.asarray(np.add.reduce(halves) * dtype(2)))
+            got = _global_norm_forward(*arrays)
+        assert got.dtype == want.dtype and got.shape == () and got.tobytes() == want.tobytes()
+
+
 def test_global_norm_of_mixed_dtypes_is_a_type_error():
     with pytest.raises(TypeError, match="share a dtype"):
         tf.global_norm([tf.constant([1.0], tf.float32), tf.constant([1.0], tf.float64)])
