@@ -390,10 +390,10 @@ def cast(x, dtype=_dtypes.float32, name="Cast"):
 
 
 def _matmul_forward(a, b, transpose_a, transpose_b):
-    if transpose_a:
-        a = np.swapaxes(a, -1, -2)
+    if transpose_a:  # .T of a matrix: the same view as swapaxes, without its Python layer
+        a = a.T if a.ndim == 2 else np.swapaxes(a, -1, -2)
     if transpose_b:
-        b = np.swapaxes(b, -1, -2)
+        b = b.T if b.ndim == 2 else np.swapaxes(b, -1, -2)
     if a.ndim == 2 and b.ndim == 2 and threads.intra_op_threads() > 1:
         return split_gemm.product(a, b)  # at one BLAS thread, cut by rows across the workers
     return np.matmul(a, b)
