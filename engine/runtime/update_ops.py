@@ -238,6 +238,10 @@ class FlatUpdate:
         self.scratch = spec.scratch
         self.flat_kernel = spec.flat if callable(spec.flat) else None
         self.small = spec.small
+        # a plain kernel without hyperparameters (an assignment: the beta powers' GatedAssign)
+        # runs on each member's array: one call a member and no concatenation to pass
+        self.each = (spec.flat is True and not spec.hyper and not spec.scratch and not scaled
+                     and spec.small is None and len(spec.refs) == 1)
         roles = [[op.attrs[r].op for op in ops] for r in spec.refs]
         key = tuple(op for role in roles for op in role)
         self.storage = state.flat_updates.get(key)
@@ -255,6 +259,8 @@ class FlatUpdate:
 
     def _update(self, values, first):
         flats = self.storage.arrays(self.state.variables)
+        if flats and self.each and self._each(values):
+            return tuple(self.storage.views[0])
         if not flats or not self._gradient(values):
             return self._one_by_one(values)
         args = first[self.hyper]
@@ -272,6 +278,22 @@ class FlatUpdate:
         else:
             self.kernel(*flats, self.storage.grad, *args, **self.static)
         return tuple(self.storage.views[0])
+
+    def _each(self, values):
+        """The kernel on each member's view with its own value (``each``), where the values have
+        the members' shapes and the dtype the concatenation would require and are no views: the
+        same elementwise operations, without copying the values into ``grad`` first (two
+        scalars' concatenation cost more than their assignments)."""
+        storage = self.storage
+        values = values[0::self.width]
+        dtype = storage.dtypes[0]
+        for v, shape in zip(values, storage.shapes):
+            if getattr(v, "shape", None) != shape or v.dtype != dtype or getattr(v, "base", None) \
+                    is not None:  # a view might be of a member's variable, written meanwhile
+                return False
+        for view, v in zip(storage.views[0], values):
+            self.kernel(view, v, **self.static)
+        return True
 
     def _gradient(self, values):
         """The members' gradients (times their scales) into ``storage.grad``; False when they

@@ -273,3 +273,38 @@ def test_concurrent_runs_of_one_session_each_update_with_their_own_gradient(monk
                 t.join()
             np.testing.assert_array_equal(sess.run(a), np.full(3, -6.0, np.float32))
             np.testing.assert_array_equal(sess.run(b), np.full(2, -6.0, np.float32))
+
+
+@pytest.mark.parametrize("assign", ["gated_assign", "gated_assign_add", "gated_assign_sub"])
+def test_assignments_run_member_by_member_without_concatenation(monkeypatch, assign):
+    """A flat group of assignments (Adam's beta powers) writes each member's value into its view
+    (no concatenation into the group's buffer: ``_gradient`` is not called), with the bits of
+    the assignments one by one, a closed gate writing nothing."""
+    from engine.runtime.update_ops import gated_assign, gated_assign_add, gated_assign_sub
+
+    write = {"gated_assign": gated_assign, "gated_assign_add": gated_assign_add,
+             "gated_assign_sub": gated_assign_sub}[assign]
+    concatenated = []
+    real = FlatUpdate._gradient
+    monkeypatch.setattr(FlatUpdate, "_gradient",
+                        lambda self, values: concatenated.append(1) or real(self, values))
+
+    def run(flat):
+        monkeypatch.setenv("GRADPIPE_FLAT_UPDATES", "1" if flat else "0")
+        with tf.Graph().as_default():
+            vs = [tf.Variable(np.float32(v), name=f"p{i}") for i, v in enumerate([0.9, 0.999])]
+            vs.append(tf.Variable(np.arange(3, dtype=np.float32) - 1.5, name="p2"))
+            gate = tf.placeholder_with_default(True, [])
+            values = [vs[0] * np.float32(0.9), vs[1] * np.float32(0.999), vs[2] * 1.5]
+            train = tf.group(*[write(v, value, gate) for v, value in zip(vs, values)])
+            with tf.Session() as sess:
+                sess.run(tf.global_variables_initializer())
+                for open_gate in (True, False, True):
+                    sess.run(train, {gate: open_gate})
+                return sess.run(vs), _flat_steps(sess, train)
+
+    want, _ = run(False)
+    got, steps = run(True)
+    assert steps and not concatenated
+    for a, b in zip(got, want):
+        assert a.dtype == b.dtype and a.tobytes() == b.tobytes()
