@@ -66,9 +66,16 @@ register("RealDiv", np.true_divide, elementwise_infer(), numexpr="({0} / {1})",
 def _pow_grad(op, g):
     x, y = op.inputs
     z = op.outputs[0]
-    gx = g * y * pow_(x, y - 1)
+    if y.op.type == "Const" and y.dtype.is_floating and _all_equal(static_value(y), 2):
+        gx = g * y * x  # x ** (2 - 1) is x itself: pow(x, 1) = x exactly, one op less (``** 2``)
+    else:
+        gx = g * y * pow_(x, y - 1)
     log_x = where_v2(x > 0, log(where_v2(x > 0, x, ones_like(x))), zeros_like(x))
     return [unbroadcast(gx, x), unbroadcast(g * z * log_x, y)]
+
+
+def _all_equal(value, number) -> bool:
+    return value is not None and value.size == 1 and value.reshape(-1)[0] == number
 
 
 register("Pow", np.power, elementwise_infer(), numexpr="({0} ** {1})", grad=_pow_grad)

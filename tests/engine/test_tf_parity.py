@@ -78,6 +78,24 @@ def test_pow_gradients_at_zero_and_negative_base():
     np.testing.assert_allclose(gw, [0, 0, 0.9802581], rtol=1e-6)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_the_gradient_of_a_square_by_pow_is_two_x_without_a_pow(dtype):
+    """x ** 2's gradient is g * 2 * x: the bits of g * 2 * pow(x, 1) (pow(x, 1) is x), over
+    zeros of both signs, infinities, subnormals and large values, with no Pow op in it."""
+    values = np.array([0.0, -0.0, 1.5, -3.25, np.inf, -np.inf, 1e-45, 3e38, -1e30],
+                      dtype=dtype)
+    x = tf.constant(values)
+    g = tf.constant(np.linspace(-2, 2, values.size).astype(dtype))
+    gx = tf.gradients(x ** 2.0, x, grad_ys=g)[0]
+    assert "Pow" not in [op.type for op in gx.graph.get_operations()
+                         if op.name.startswith("gradients")]
+    with np.errstate(all="ignore"):
+        want = np.linspace(-2, 2, values.size).astype(dtype) * dtype(2) * np.power(values,
+                                                                                  dtype(1))
+    with tf.Session() as sess:
+        assert sess.run(gx).tobytes() == want.tobytes()
+
+
 def test_reduce_prod_gradient_with_zeros():
     p = tf.constant([[0.0, 2.0, 3.0], [0.0, 0.0, 3.0], [1.0, 2.0, 3.0]])
     value, g = run(tf.reduce_prod(p, 1), tf.gradients(tf.reduce_prod(p, 1), p)[0])
