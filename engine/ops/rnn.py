@@ -308,14 +308,15 @@ def _lstm_bptt(reserve, c0, c_all, dh_all, dc_all, w_ht, k):
     time, batch, hidden = c_all.shape
     all_gates, tanh_c = _reserve_parts(reserve, time, batch, hidden)
     dgates = np.empty((time, batch, 4, hidden), c_all.dtype)
-    dh, dc = np.empty((batch, hidden), c_all.dtype), np.empty((batch, hidden), c_all.dtype)
-    dh_next, dc_next = np.zeros_like(dh), np.zeros_like(dh)
+    dh_next, dc_next = np.zeros((batch, hidden), c_all.dtype), np.zeros((batch, hidden),
+                                                                         c_all.dtype)
     has_dc = dc_all is not None
     if k is not None and rnn_compiled.run("lstm_bptt", k["gemm"], all_gates, tanh_c, c0, c_all,
                                           dh_all, dc_all if has_dc else dh_all, has_dc, w_ht,
                                           dgates, dh_next, dc_next):
         return dgates, (dc_next, dh_next)
 
+    dh, dc = np.empty((batch, hidden), c_all.dtype), np.empty((batch, hidden), c_all.dtype)
     j, i, f, o = (all_gates[..., k * hidden:(k + 1) * hidden] for k in range(4))
     c_prev = np.empty_like(c_all)
     if time:
