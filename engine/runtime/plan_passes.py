@@ -197,6 +197,9 @@ def _batched_step(members, flats):
     as one pool of blocks. Returns the members' outputs in order."""
     calls = _flat_calls(members)
     flats += [fn for fn, _, _ in calls if type(fn) is FlatUpdate]
+    if len(calls) == 1 and type(calls[0][0]) is FlatUpdate:  # the flat update is the step
+        flat, ins, slots = calls[0]
+        return flat, list(ins), tuple(slots), members[0][3]
     plan = [(fn, len(ins), type(fn) is FlatUpdate) for fn, ins, _ in calls]
 
     def run_batch(*values):

@@ -75,6 +75,8 @@ def _flat_steps(sess, train):
     plan = [p for key, p in sess._plans.items() if train in key[0]][0]
     found = []
     for fn, *_ in plan.steps:
+        if isinstance(fn, FlatUpdate):  # a batch of one flat update is that update
+            found.append(fn)
         for cell in getattr(fn, "__closure__", None) or ():
             contents = cell.cell_contents
             if isinstance(contents, list):
