@@ -115,12 +115,19 @@ class WarmKernel:
         return self.compiled or None
 
     def __call__(self, *args) -> bool:
+        return self.value(*args) is not SKIPPED
+
+    def value(self, *args):
+        """What the compiled loop returns, or SKIPPED where it did not run."""
         loop = self.ready()
         if loop is None:
-            return False
+            return SKIPPED
         try:
-            loop(*args)
+            return loop(*args)
         except Exception:  # noqa: BLE001 - e.g. a type numba cannot compile: numpy's code remains
             self.compiled = False
-            return False
-        return True
+            return SKIPPED
+
+
+#: ``WarmKernel.value`` where the compiled loop did not run
+SKIPPED = object()

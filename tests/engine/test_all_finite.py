@@ -44,3 +44,37 @@ def test_a_tensor_given_twice_is_one_input_of_the_gate():
         a = tf.placeholder(tf.float32, [2])
         b = tf.placeholder(tf.float32, [2])
         assert all_finite([a, b, a, b]).op.inputs == [a, b]
+
+
+def test_the_compiled_pass_answers_as_isfinite(monkeypatch):
+    """Where numba is loaded, one compiled pass over the inputs (no concatenation) answers as
+    numpy's isfinite for NaN of both signs and infinities in any input, numpy scalars, 0-d,
+    empty, strided, integer, bool and complex inputs; a type numba does not take (float16)
+    leaves numpy's code to answer."""
+    from engine.ops import math as math_ops
+
+    numba = pytest.importorskip("numba")  # noqa: F841 - loaded, as the rnn op's loops load it
+    monkeypatch.setattr(math_ops, "_ALL_FINITE_LOOP", math_ops._AllFiniteLoop(
+        math_ops._all_finite_loop, 0))
+    rng = np.random.default_rng(0)
+    base = [np.asarray(np.float32(0.3)), rng.random((34, 12), dtype=np.float32),
+            rng.random(12), np.float32(0.5), np.ones((3, 4))[:, ::2]]
+    cases = []
+    for special in (None, np.nan, -np.nan, np.inf, -np.inf):
+        for pos in range(len(base)):
+            arrays = [np.array(a) if isinstance(a, np.ndarray) else a for a in base]
+            if special is not None and isinstance(arrays[pos], np.ndarray):
+                arrays[pos].flat[-1] = special
+            elif special is not None:
+                arrays[pos] = np.float32(special)
+            cases.append(arrays)
+    cases += [[np.array([1, 2], np.int64), np.array([True])], [np.array([1 + 2j, np.inf])],
+              [np.array([1 + 2j, 3j])], [np.array([], np.float32), np.float64(3.0)],
+              [np.array([complex(1, np.nan)])]]
+    for arrays in cases:
+        want = all(np.isfinite(np.asarray(a)).all() for a in arrays)
+        got = math_ops._all_finite(*arrays)
+        assert type(got) is np.bool_ and got == want, arrays
+    assert math_ops._ALL_FINITE_LOOP.compiled  # it answered them
+    assert math_ops._all_finite(np.array([np.inf], np.float16)) == np.False_
+    assert math_ops._all_finite(np.ones(2, np.float32)) == np.True_  # numpy's code answers
