@@ -291,8 +291,12 @@ class FlatUpdate:
             if getattr(v, "shape", None) != shape or v.dtype != dtype or getattr(v, "base", None) \
                     is not None:  # a view might be of a member's variable, written meanwhile
                 return False
-        for view, v in zip(storage.views[0], values):
-            self.kernel(view, v, **self.static)
+        if self.kernel is _assign_kernel:  # the dtypes are equal: a plain copy, no casting
+            for view, v in zip(storage.views[0], values):
+                view[...] = v
+        else:
+            for view, v in zip(storage.views[0], values):
+                self.kernel(view, v, **self.static)
         return True
 
     def _gradient(self, values):
