@@ -279,8 +279,11 @@ def test_in_place_kernels_equal_the_previous_formulas(name, shape):
         np.testing.assert_array_equal(got, want)
 
 
-def test_update_kernels_allocate_their_scratch_once():
-    from engine.runtime import update_ops
+def test_update_kernels_allocate_their_scratch_once(monkeypatch):
+    from engine.runtime import compiled, update_ops
+
+    # the numpy kernel (with numba loaded by earlier tests, a warm compiled small Adam takes it)
+    monkeypatch.setattr(compiled, "numba_loaded", lambda: False)
 
     g = tf.Graph()
     with g.as_default():
