@@ -365,6 +365,32 @@ def _tf_gate_order(dweights, hidden, k):
     return out[:-1], out[-1]
 
 
+def _lstm_grad_compiled(x, initial, outputs, out_grads, kernel, k):
+    """The LSTM's step inputs, BPTT and weight gradients in one compiled call
+    (rnn_compiled._lstm_grad: the compiled pieces below and the GEMM numpy makes of xh.T @
+    dgates, with no numpy call between them): (dgates, state gradients, dkernel, dbias), the
+    numpy path's values in its layout; None where it did not run."""
+    time, batch, features = x.shape
+    hidden = kernel.shape[1] // 4
+    h_all, c_all, reserve = outputs
+    all_gates, tanh_c = _reserve_parts(reserve, time, batch, hidden)
+    dh_all, dc_all = out_grads
+    dtype = x.dtype
+    dgates = np.empty((time, batch, 4, hidden), dtype)
+    dh_next, dc_next = np.zeros((batch, hidden), dtype), np.zeros((batch, hidden), dtype)
+    dweights = np.empty((features + hidden + 1, 4 * hidden), dtype)
+    out = np.empty_like(dweights)  # the gradients in TF's order: views, as _tf_gate_order's
+    has_dc = dc_all is not None
+    if not rnn_compiled.run(
+            "lstm_grad", k["gemm"], x, initial[-1], h_all, all_gates, tanh_c, initial[0], c_all,
+            dh_all, dc_all if has_dc else dh_all, has_dc, kernel,
+            np.empty((time, batch, features + hidden + 1), dtype),
+            np.empty((4 * hidden, hidden), dtype), dgates, dh_next, dc_next, dweights, out[:-1],
+            out[-1]):
+        return None
+    return dgates, (dc_next, dh_next), out[:-1], out[-1]
+
+
 def _rnn_grad_forward(x, kernel, bias, *rest, cell, forget_bias, with_state, zero_dc=False,
                       needed=None):
     """Gradients of x, kernel, bias (and the given initial state) from the upstream gradients
@@ -383,8 +409,17 @@ def _rnn_grad_forward(x, kernel, bias, *rest, cell, forget_bias, with_state, zer
     time, batch, features = x.shape
     initial = _initial_state(state, x, hidden, cell)
     k = _compiled(x.dtype, batch, hidden)
-    xh = _step_inputs(x, initial[-1], outputs[0], k).reshape(time * batch, features + hidden + 1)
     want_dx = needed is None or needed[0]
+    if cell == "lstm" and k is not None and time:
+        grads = _lstm_grad_compiled(x, initial, outputs, out_grads, kernel, k)
+        if grads is not None:
+            dgates, dstate, dkernel, dbias = grads
+            dx = None
+            if want_dx:
+                w_x = kernel[:features, _gate_order(hidden)]
+                dx = (dgates.reshape(time * batch, kernel.shape[1]) @ w_x.T).reshape(x.shape)
+            return (dx, dkernel, dbias, *dstate[:n_state])
+    xh = _step_inputs(x, initial[-1], outputs[0], k).reshape(time * batch, features + hidden + 1)
 
     if cell == "tanh":
         dgates, dstate = _tanh_bptt(outputs[0], out_grads[0], kernel[features:], k)

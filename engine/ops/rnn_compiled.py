@@ -23,7 +23,7 @@ import numpy as np
 
 from ..framework import jit, numpy_loops
 
-_ROW_MAJOR, _NO_TRANS = 101, 111
+_ROW_MAJOR, _NO_TRANS, _TRANS = 101, 111, 112
 #: the C signature of cblas_sgemm with 64-bit integers (see numpy_loops.c_caller)
 _GEMM_PARAMS = "iiiqqqfpqpqfpq"
 #: numba intrinsics calling C functions (numpy_loops.c_caller) and LLVM's float32 fused
@@ -98,15 +98,19 @@ def _thin_agrees(thin_product):
 
 
 def _agrees_with_numpy(gemm, tanh, tanh_data, kernel):
-    """One GEMM and one tanh through the found kernels, compared with numpy's bit for bit."""
+    """One GEMM, one of a transposed matrix and one tanh through the found kernels, compared
+    with numpy's bit for bit."""
     rng = np.random.default_rng(0)
     a = rng.standard_normal((5, 7)).astype(np.float32)
     b = rng.standard_normal((7, 12)).astype(np.float32)
+    t = rng.standard_normal((300, 9)).astype(np.float32)
+    u = rng.standard_normal((300, 12)).astype(np.float32)
     x = (rng.standard_normal(1000) * 4).astype(np.float32)
     x[:5] = [0.0, -0.0, np.inf, -np.inf, 1e-30]
-    c, y = np.empty((5, 12), np.float32), np.empty_like(x)
-    kernel(gemm, tanh, tanh_data, a, b, c, x, y)
-    return np.array_equal(c, a @ b) and np.array_equal(y, np.tanh(x))
+    c, tu, y = np.empty((5, 12), np.float32), np.empty((9, 12), np.float32), np.empty_like(x)
+    kernel(gemm, tanh, tanh_data, a, b, c, t, u, tu, x, y)
+    return (np.array_equal(c, a @ b) and np.array_equal(tu.view(np.int32), (t.T @ u).view(np.int32))
+            and np.array_equal(y, np.tanh(x)))
 
 
 # -- the loops (see rnn.py's numpy loops: each line here is one of their ufunc calls) --------
@@ -121,6 +125,15 @@ def _gemm(gemm, a, b, out):
                       k, b.ctypes.data, n, np.float32(0.0), out.ctypes.data, n))
 
 
+def _gemm_tn(gemm, a, b, out):
+    """out = a.T @ b for C-contiguous float32 matrices, as np.matmul calls it for the transposed
+    view (CblasTrans, lda the width of ``a``)."""
+    k, m = a.shape
+    n = b.shape[1]
+    _call_gemm(gemm, (_ROW_MAJOR, _TRANS, _NO_TRANS, m, n, k, np.float32(1.0), a.ctypes.data,
+                      m, b.ctypes.data, n, np.float32(0.0), out.ctypes.data, n))
+
+
 def _tanh(tanh, tanh_data, x, out, call):
     """out = np.tanh(x) over contiguous arrays, through numpy's inner loop (``tanh``,
     ``tanh_data``: its addresses); ``call`` is scratch [pointers in, out; length; strides in,
@@ -133,8 +146,9 @@ def _tanh(tanh, tanh_data, x, out, call):
                             tanh_data))
 
 
-def _check(gemm, tanh, tanh_data, a, b, c, x, y):
+def _check(gemm, tanh, tanh_data, a, b, c, t, u, tu, x, y):
     _gemm(gemm, a, b, c)
+    _gemm_tn(gemm, t, u, tu)
     _tanh(tanh, tanh_data, x, y, np.empty(5, np.int64))
 
 
@@ -251,6 +265,21 @@ def _lstm_bptt(gemm, all_gates, tanh_c, c0, c_all, dh_all, dc_all, has_dc, w_ht,
         _gemm(gemm, dg.reshape(batch, 4 * hidden), w_ht, dh_next)
 
 
+def _lstm_grad(gemm, x, h0, h_all, all_gates, tanh_c, c0, c_all, dh_all, dc_all, has_dc, kernel,
+               xh, w_ht, dgates, dh_next, dc_next, dweights, dkernel, dbias):
+    """rnn._rnn_grad_forward's LSTM part in one call (no numpy call between the loops): the
+    step inputs, the recurrent weights transposed, BPTT, the weights' gradient (the GEMM numpy
+    makes of xh.T @ dgates) and its columns back in TF's gate order."""
+    time, batch, features = x.shape
+    _step_inputs(x, h0, h_all, xh)
+    _recurrent_weights_t(kernel, features, w_ht)
+    _lstm_bptt(gemm, all_gates, tanh_c, c0, c_all, dh_all, dc_all, has_dc, w_ht, dgates, dh_next,
+               dc_next)
+    _gemm_tn(gemm, xh.reshape(time * batch, xh.shape[2]),
+             dgates.reshape(time * batch, dgates.shape[2] * dgates.shape[3]), dweights)
+    _tf_gate_order(dweights, dkernel, dbias)
+
+
 # -- copies around the loops (each replaces numpy calls on rows of a few elements) -----------
 
 
@@ -318,11 +347,15 @@ def _tf_gate_order(dweights, dkernel, dbias):
             dst[k] = src[k]
 
 
-_HELPERS = {"_gemm": _gemm, "_tanh": _tanh, "_recurrent_input": _recurrent_input}
+# callees before callers; the last four are loops that _lstm_grad calls, too
+_HELPERS = {"_gemm": _gemm, "_gemm_tn": _gemm_tn, "_tanh": _tanh,
+            "_recurrent_input": _recurrent_input, "_step_inputs": _step_inputs,
+            "_recurrent_weights_t": _recurrent_weights_t, "_lstm_bptt": _lstm_bptt,
+            "_tf_gate_order": _tf_gate_order}
 _LOOPS = {"tanh_loop": _tanh_loop, "tanh_bptt": _tanh_bptt, "lstm_loop": _lstm_loop,
           "lstm_bptt": _lstm_bptt, "lstm_weights": _lstm_weights, "step_inputs": _step_inputs,
           "recurrent_weights_t": _recurrent_weights_t, "tf_gate_order": _tf_gate_order,
-          "thin_product": _thin_product}
+          "thin_product": _thin_product, "lstm_grad": _lstm_grad}
 _state: dict = {}
 
 
