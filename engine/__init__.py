@@ -13,10 +13,12 @@ Layered like TF's tree; a package imports only the ones before it in this list (
   ``keras`` and ``contrib``; this module is the ``tf`` namespace itself.
 """
 
+import sys as _sys
 import types as _types
 
 from . import (  # noqa: F401
     app,
+    compat,
     contrib,
     data,
     estimator,
@@ -31,6 +33,7 @@ from . import (  # noqa: F401
     ops,
     saved_model,
     summary,
+    test,
     train,
 )
 from .autodiff.custom_gradient import custom_gradient  # noqa: F401
@@ -403,6 +406,7 @@ sparse = _types.SimpleNamespace(
     reshape=sparse_reshape, retain=sparse_retain, transpose=sparse_transpose,
     to_dense=sparse_tensor_to_dense, placeholder=sparse_placeholder)
 
+newaxis = None  # tf.newaxis: a new axis of size 1 in a slice (x[:, tf.newaxis])
 to_float = cast
 
 
@@ -419,6 +423,7 @@ def to_double(x, name="ToDouble"):
 
 
 flags = app.flags  # tf.flags (TF 1.5+), the same module as tf.app.flags
+compat.v1 = _sys.modules[__name__]  # tf.compat.v1: this namespace
 arg_max, arg_min = argmax, argmin  # TF 1.x's deprecated names (``dimension`` as the axis)
 
 #: The TF API level the engine follows (what a program checking ``tf.__version__`` learns): the

@@ -1,5 +1,6 @@
 """``tf.contrib.layers``: fully_connected, conv2d, flatten, layer_norm, batch_norm, dropout,
-embed_sequence and xavier_initializer, with contrib's scopes and names (``fully_connected/weights:0``,
+embed_sequence, xavier_initializer, variance_scaling_initializer and the regularizers (from
+``contrib/regularizers``), with contrib's scopes and names (``fully_connected/weights:0``,
 ``Conv/biases:0``, ``LayerNorm/gamma:0``, ``BatchNorm/moving_mean:0``) and defaults (relu,
 xavier-uniform weights, zero biases); the layer functions take ``arg_scope`` defaults."""
 
@@ -28,25 +29,47 @@ from ..ops.math import matmul, relu
 from ..ops.nn import bias_add
 from ..ops.variables import get_variable, variable_scope
 from .framework import add_arg_scope
+from .regularizers import (  # noqa: F401 (contrib.layers' names)
+    apply_regularization,
+    l1_l2_regularizer,
+    l1_regularizer,
+    l2_regularizer,
+    sum_regularizer,
+)
 
 
-class _XavierNormal:
-    """contrib's normal variant: a normal truncated at 2 sigma with stddev sqrt(1.3 / fan_avg)."""
+class _ContribTruncatedNormal:
+    """contrib's normal variant: a normal truncated at 2 sigma with stddev sqrt(1.3 * factor / n)
+    (1.3 is contrib's approximate correction for the truncation; the core initializer divides by
+    0.8796... instead)."""
 
-    def __init__(self, seed, dtype):
-        self.seed, self.dtype = seed, dtype
+    def __init__(self, factor, mode, seed, dtype):
+        self.factor, self.mode, self.seed, self.dtype = factor, mode, seed, dtype
 
     def __call__(self, shape, dtype=None, partition_info=None):
         fan_in, fan_out = compute_fans(shape)
-        stddev = math.sqrt(1.3 / max(1.0, (fan_in + fan_out) / 2.0))
+        n = {"FAN_IN": fan_in, "FAN_OUT": fan_out, "FAN_AVG": (fan_in + fan_out) / 2.0}[self.mode]
+        stddev = math.sqrt(1.3 * self.factor / max(1.0, n))
         return truncated_normal(shape, 0.0, stddev, dtype or self.dtype, self.seed)
+
+
+def variance_scaling_initializer(factor=2.0, mode="FAN_IN", uniform=False, seed=None,
+                                 dtype=_dtypes.float32):
+    """contrib's initializer (He's by default): uniform in +-sqrt(3 * factor / n), or contrib's
+    truncated normal of stddev sqrt(1.3 * factor / n); n is the fan ``mode`` names ('FAN_IN',
+    'FAN_OUT' or 'FAN_AVG')."""
+    if not _dtypes.as_dtype(dtype).is_floating:
+        raise TypeError("Cannot create initializer for non-floating point type.")
+    if mode not in ("FAN_IN", "FAN_OUT", "FAN_AVG"):
+        raise TypeError(f"Unknown mode {mode} [FAN_IN, FAN_OUT, FAN_AVG]")
+    if uniform:
+        return VarianceScaling(factor, mode.lower(), "uniform", seed, dtype)
+    return _ContribTruncatedNormal(factor, mode, seed, dtype)
 
 
 def xavier_initializer(uniform=True, seed=None, dtype=_dtypes.float32):
     """Glorot: uniform in +-sqrt(6 / (fan_in + fan_out)), or contrib's truncated normal."""
-    if uniform:
-        return VarianceScaling(1.0, "fan_avg", "uniform", seed, dtype)
-    return _XavierNormal(seed, dtype)
+    return variance_scaling_initializer(1.0, "FAN_AVG", uniform, seed, dtype)
 
 
 xavier_initializer_conv2d = xavier_initializer

@@ -1,9 +1,11 @@
 """``tf.contrib.learn``: ``RunConfig`` (``contrib.learn``'s arguments accepted; those about
-devices and clusters change nothing here, as ``tf.device``)."""
+devices and clusters change nothing here, as ``tf.device``) and ``preprocessing``
+(``VocabularyProcessor``, in ``contrib/learn_preprocessing``)."""
 
 from __future__ import annotations
 
 from ..estimator.run_config import RunConfig as _CoreRunConfig
+from . import learn_preprocessing as preprocessing  # noqa: F401
 
 
 class RunConfig(_CoreRunConfig):

@@ -15,6 +15,11 @@ class CancelledError(OpError):
     """An operation was cancelled (an enqueue into a closed queue)."""
 
 
+class DeadlineExceededError(OpError):
+    """An operation would have waited past the session's timeout (``operation_timeout_in_ms``
+    or ``RunOptions.timeout_in_ms``)."""
+
+
 class FailedPreconditionError(OpError):
     """A variable was read before it was initialized."""
 

@@ -221,6 +221,8 @@ class Graph:
         """Add an op; ``exact_name`` takes ``name`` as already made unique (by a name scope)."""
         if self._finalized:
             raise RuntimeError("Graph is finalized and cannot be modified.")
+        if name.endswith("/"):  # as TF: a name scope's own name (`with name_scope(..) as scope`)
+            name, exact_name = name[:-1], True
         if not _VALID_NAME.match(name if exact_name or not self._name_stack
                                  else f"{self._name_stack}/{name}"):
             raise ValueError(f"'{name}' is not a valid node name")

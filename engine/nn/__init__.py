@@ -21,6 +21,7 @@ from ..ops.conv import (  # noqa: F401
     depthwise_conv2d_native_backprop_filter,
     depthwise_conv2d_native_backprop_input,
 )
+from ..ops.core import constant, convert_to_tensor
 from ..ops.ctc_beam_search import ctc_beam_search_decoder  # noqa: F401
 from ..ops.ctc_ops import ctc_greedy_decoder, ctc_loss  # noqa: F401
 from ..ops.dropout import nn_dropout as dropout  # noqa: F401
@@ -87,5 +88,7 @@ def xw_plus_b(x, weights, biases, name="xw_plus_b"):
 
 
 def zero_fraction(value, name="zero_fraction"):
-    """The fraction of the entries of ``value`` that are 0 (TF's summary of sparsity)."""
-    return reduce_mean(cast(equal(value, 0), "float32"))
+    """The fraction of the entries of ``value`` that are 0 (TF's summary of sparsity); an
+    IndexedSlices gradient counts as its dense tensor, and 0 takes the value's dtype."""
+    value = convert_to_tensor(value)
+    return reduce_mean(cast(equal(value, constant(0, dtype=value.dtype)), "float32"))

@@ -7,7 +7,8 @@ scope's initializer or glorot_uniform, ``.../bias`` zeros); a built cell keeps t
 is used next. ``engine/recurrent.py`` runs cells over sequences.
 
 ``BasicRNNCell``, ``BasicLSTMCell`` and ``LSTMCell`` are the two cells of the ``rnn`` op
-(engine/ops/rnn.py): over a whole sequence they ``unroll`` as one op. ``GRUCell`` is built from
+(engine/ops/rnn.py): over a whole sequence they ``unroll`` as one op (with tanh; another
+activation, or LSTMCell's peepholes, clipping and projection, run step by step). ``GRUCell`` is built from
 graph ops step by step. ``MultiRNNCell`` stacks cells (layer after layer, each over the whole
 sequence, when they all unroll) and ``DropoutWrapper`` drops out a cell's inputs, outputs or
 state with ``tf.nn.dropout``.
@@ -23,6 +24,7 @@ import numpy as np
 from ..framework import dtypes as _dtypes
 from ..framework.graph import Tensor
 from ..ops.array import concat, expand_dims, shape, split, stack
+from ..ops.clip_ops import clip_by_value
 from ..ops.comparisons import equal, less
 from ..ops.core import convert_to_tensor, fill, zeros
 from ..ops.dropout import nn_dropout
@@ -78,20 +80,33 @@ class RNNCell:
 
 
 class _FusedCell(RNNCell):
-    """A cell whose step is the ``rnn`` op's ``cell`` (``_cell``: 'tanh' or 'lstm')."""
+    """A cell whose step is the ``rnn`` op's ``cell`` (``_cell``: 'tanh' or 'lstm'); with
+    another ``activation`` (or, for ``LSTMCell``, peepholes, clipping or a projection) it is
+    called step by step through graph ops (``_step``, TF's arithmetic) and does not unroll."""
 
     _cell = ""
     _scope_name = ""
     _forget_bias = 0.0
 
     def __init__(self, num_units, activation=None, reuse=None, name=None, dtype=None):
-        if activation not in (None, tanh):
-            raise NotImplementedError(f"{type(self).__name__}: only the tanh activation is "
-                                      "supported")
         self._num_units = int(num_units)
+        self._activation = activation
         self._name = name or self._scope_name
         self._initializer = None
         self.kernel = self.bias = None
+
+    def can_unroll(self):
+        return self._activation in (None, tanh)
+
+    def _act(self, x):
+        return (self._activation or tanh)(x)
+
+    def _extra_variables(self, dtype):
+        """Variables beside kernel and bias, made in the cell's scope (LSTMCell's)."""
+
+    @property
+    def _h_depth(self):
+        return self._num_units
 
     @property
     def output_size(self):
@@ -99,20 +114,23 @@ class _FusedCell(RNNCell):
 
     @property
     def trainable_variables(self):
-        return [] if self.kernel is None else [self.kernel, self.bias]
+        return [] if self.kernel is None else [self.kernel, self.bias, *self._extra]
 
     variables = trainable_variables
+    _extra = ()
 
     def build(self, input_depth, dtype):
-        """Make kernel and bias under the current variable scope, once."""
+        """Make kernel and bias (and the extra variables) under the current variable scope,
+        once."""
         if self.kernel is not None:
             return
         width = self._num_units * (4 if self._cell == "lstm" else 1)
         with variable_scope(self._name):
-            self.kernel = get_variable("kernel", [input_depth + self._num_units, width],
+            self.kernel = get_variable("kernel", [input_depth + self._h_depth, width],
                                        dtype=dtype, initializer=self._initializer)
             self.bias = get_variable("bias", [width], dtype=dtype,
                                      initializer=zeros_initializer())
+            self._extra = tuple(self._extra_variables(dtype) or ())
 
     def unroll(self, x, state=None, sequence_length=None):
         """Run over time-major ``x`` [time, batch, depth] as one ``rnn`` op: (every step's
@@ -134,6 +152,10 @@ class _FusedCell(RNNCell):
 
     def __call__(self, inputs, state, scope=None):
         """One step: ``inputs`` [batch, depth] -> (output, new_state), as a TF cell call."""
+        if not self.can_unroll():
+            inputs = convert_to_tensor(inputs)
+            self.build(_input_depth(inputs), inputs.dtype)
+            return self._step(inputs, state)
         h_all, final = self.unroll(expand_dims(inputs, 0), state)
         return h_all[0], final
 
@@ -181,6 +203,10 @@ class BasicRNNCell(_FusedCell):
     def state_size(self):
         return self._num_units
 
+    def _step(self, inputs, state):
+        output = self._act(matmul(concat([inputs, state], 1), self.kernel) + self.bias)
+        return output, output
+
 
 class BasicLSTMCell(_FusedCell):
     """TF's BasicLSTMCell (gates i, j, f, o; ``forget_bias`` added to f); the state is
@@ -199,12 +225,41 @@ class BasicLSTMCell(_FusedCell):
 
     @property
     def state_size(self):
-        return LSTMStateTuple(self._num_units, self._num_units)
+        return LSTMStateTuple(self._num_units, self._h_depth)
+
+    @property
+    def output_size(self):
+        return self._h_depth
+
+    def _step(self, inputs, state):
+        """TF 1.x's LSTMCell.call: gates i, j, f, o of one matmul; peepholes (w_*_diag * c)
+        into i, f and o; c clipped to +-cell_clip; h = o * act(c), projected and clipped."""
+        c_prev, m_prev = state
+        i, j, f, o = split(matmul(concat([inputs, m_prev], 1), self.kernel) + self.bias, 4,
+                           axis=1)
+        peep = getattr(self, "_peepholes", None)
+        if peep:
+            w_f, w_i, w_o = peep
+            c = (sigmoid(f + self._forget_bias + w_f * c_prev) * c_prev
+                 + sigmoid(i + w_i * c_prev) * self._act(j))
+        else:
+            c = sigmoid(f + self._forget_bias) * c_prev + sigmoid(i) * self._act(j)
+        if getattr(self, "_cell_clip", None) is not None:
+            c = clip_by_value(c, -self._cell_clip, self._cell_clip)
+        m = sigmoid(o + w_o * c if peep else o) * self._act(c)
+        proj = getattr(self, "_proj_kernel", None)
+        if proj is not None:
+            m = matmul(m, proj)
+            if self._proj_clip is not None:
+                m = clip_by_value(m, -self._proj_clip, self._proj_clip)
+        return m, LSTMStateTuple(c, m)
 
 
 class LSTMCell(BasicLSTMCell):
-    """TF's LSTMCell without peepholes, projection or clipping: BasicLSTMCell's arithmetic,
-    the scope ``lstm_cell`` and an optional kernel ``initializer``."""
+    """TF's LSTMCell: BasicLSTMCell's arithmetic in scope ``lstm_cell`` with an optional kernel
+    ``initializer``, and TF's options (these run step by step): ``use_peepholes`` (variables
+    ``w_f_diag``, ``w_i_diag``, ``w_o_diag``), ``cell_clip``, ``num_proj`` (``projection/kernel``
+    [units, num_proj]: the output and h have num_proj units) with ``proj_clip``."""
 
     _scope_name = "lstm_cell"
 
@@ -212,11 +267,34 @@ class LSTMCell(BasicLSTMCell):
                  num_proj=None, proj_clip=None, num_unit_shards=None, num_proj_shards=None,
                  forget_bias=1.0, state_is_tuple=True, activation=None, reuse=None, name=None,
                  dtype=None):
-        if use_peepholes or cell_clip is not None or num_proj is not None:
-            raise NotImplementedError("LSTMCell: use_peepholes, cell_clip and num_proj are not "
-                                      "supported")
+        if num_unit_shards is not None or num_proj_shards is not None:
+            raise NotImplementedError("LSTMCell: num_unit_shards and num_proj_shards (deprecated "
+                                      "in TF 1.x) are not supported")
         super().__init__(num_units, forget_bias, state_is_tuple, activation, reuse, name, dtype)
         self._initializer = initializer
+        self._use_peepholes, self._cell_clip = bool(use_peepholes), cell_clip
+        self._num_proj, self._proj_clip = num_proj, proj_clip
+        self._peepholes = self._proj_kernel = None
+
+    def can_unroll(self):
+        return super().can_unroll() and not self._use_peepholes and self._cell_clip is None \
+            and self._num_proj is None
+
+    @property
+    def _h_depth(self):
+        return self._num_units if self._num_proj is None else int(self._num_proj)
+
+    def _extra_variables(self, dtype):
+        n = self._num_units
+        if self._use_peepholes:
+            self._peepholes = tuple(get_variable(name, [n], dtype=dtype,
+                                                 initializer=self._initializer)
+                                    for name in ("w_f_diag", "w_i_diag", "w_o_diag"))
+        if self._num_proj is not None:
+            with variable_scope("projection"):
+                self._proj_kernel = get_variable("kernel", [n, self._h_depth], dtype=dtype,
+                                                 initializer=self._initializer)
+        return [*(self._peepholes or ()), *([self._proj_kernel] if self._num_proj else [])]
 
 
 class GRUCell(RNNCell):

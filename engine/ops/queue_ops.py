@@ -13,7 +13,9 @@ runners end (a runner whose input is exhausted closes its queue, as TF's do). Th
 - a closed queue with too few elements raises ``tf.errors.OutOfRangeError`` (``dequeue_up_to``
   returns what is left first);
 - an open queue that nothing fills raises ``FailedPreconditionError`` naming the queue (where TF
-  would wait forever: no queue runner was started, or they cannot fill it);
+  would wait forever: no queue runner was started, or they cannot fill it), or TF's
+  ``DeadlineExceededError`` when the session has a timeout (``operation_timeout_in_ms``,
+  ``RunOptions.timeout_in_ms``: TF's error once it has waited that long);
 - an enqueue into a closed queue raises ``CancelledError``.
 
 ``capacity`` is where on-demand filling stops; an ``enqueue`` never blocks (there is no other
@@ -29,6 +31,7 @@ import numpy as np
 from ..framework import dtypes as _dtypes
 from ..framework.errors import (
     CancelledError,
+    DeadlineExceededError,
     FailedPreconditionError,
     InvalidArgumentError,
     OutOfRangeError,
@@ -82,6 +85,12 @@ def take(state, op, queue, n, up_to=False):
             raise OutOfRangeError(
                 f"{queue._kind} '{queue.name}' is closed and has insufficient elements "
                 f"(requested {n}, current size {len(box.items)}) (op '{op.name}')", op=op)
+        if not box.closed and getattr(state, "timeout_ms", 0):
+            # TF waits the session's timeout for another thread to fill it; none can here
+            raise DeadlineExceededError(
+                f"Timed out waiting for notification: {queue._kind} '{queue.name}' holds "
+                f"{len(box.items)} elements, {n} requested, and nothing fills it "
+                f"(op '{op.name}')", op=op)
         if not box.closed:
             raise FailedPreconditionError(
                 f"{queue._kind} '{queue.name}' holds {len(box.items)} elements, {n} requested, "

@@ -36,6 +36,9 @@ class SessionState:
         self.scratch: dict[tuple, list[list[np.ndarray]]] = {}
         self.flat_updates: dict[tuple, object] = {}
         self.resources: dict = {}
+        #: how long an op may wait (ms; 0: forever): ConfigProto.operation_timeout_in_ms, or
+        #: RunOptions.timeout_in_ms for one run. Ops that would block read it (queues).
+        self.timeout_ms = 0
 
     def storage(self, var_op) -> np.ndarray:
         """The live array of a variable; reading one never initialized is TF's precondition error."""
@@ -208,6 +211,7 @@ class Session:
         invalidate()  # a new session sets the count at its first run, whoever changed it since
         self.graph = graph or get_default_graph()
         self._state = SessionState(self.graph)
+        self._timeout_ms = int(getattr(config, "operation_timeout_in_ms", 0) or 0)
         self._plans: dict = {}
         self._closed = False
         self._default_ctx = None
@@ -224,6 +228,7 @@ class Session:
             feeds[tensor] = _feed_value(tensor, value)
         plan = self.plan(leaves, feeds)
         use_blas_threads(self.blas_threads)
+        self._state.timeout_ms = int(getattr(options, "timeout_in_ms", 0) or 0) or self._timeout_ms
         values = plan.run([feeds[t] for t in plan.feeds])
         return rebuild(values)
 

@@ -196,7 +196,7 @@ class Optimizer:
         graph = var_list[0].graph
         with graph.as_default(), graph.control_dependencies(None):
             self._create_slots(var_list)
-        with graph.as_default(), graph.name_scope(name or self._name):
+        with graph.as_default(), graph.name_scope(name or self._name) as scope:
             self._gate = None if gate is None else as_gate(gate)
             first_op = len(graph.get_operations())
             try:
@@ -214,7 +214,10 @@ class Optimizer:
                             with graph.control_dependencies([update]):
                                 update = self._assign(var, var.constraint(var))
                         update_ops.append(update)
-                finish = self._finish(update_ops, "update")
+                # As TF 1.x: the returned op is named the scope itself ("GradientDescent", the
+                # name programs look up), the updates' group "update" inside it when a
+                # global step's increment follows them.
+                finish = self._finish(update_ops, scope if global_step is None else "update")
                 if self._gate is not None:
                     self._check_all_writes_gated(graph.get_operations()[first_op:])
             finally:
@@ -223,7 +226,7 @@ class Optimizer:
                 apply_updates = finish
             else:
                 with graph.control_dependencies([finish]):
-                    apply_updates = assign_add(global_step, 1, name="increment_global_step")
+                    apply_updates = assign_add(global_step, 1, name=scope)
             if isinstance(apply_updates, Tensor):
                 apply_updates = apply_updates.op
         train_op = graph.get_collection_ref(GraphKeys.TRAIN_OP)

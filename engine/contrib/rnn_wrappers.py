@@ -1,0 +1,65 @@
+"""``tf.contrib.rnn.OutputProjectionWrapper``: a cell whose every output goes through a dense
+layer (TF 1.x ``contrib/rnn/python/ops/core_rnn_cell.py``): variables ``kernel`` [units,
+output_size] and ``bias`` (zeros) in the wrapper's scope ``output_projection_wrapper``, the
+wrapped cell's variables inside it (``rnn/output_projection_wrapper/basic_rnn_cell/kernel``).
+Over a whole sequence it unrolls when its cell does, projecting every step at once."""
+
+from __future__ import annotations
+
+from ..nn.rnn_cell import RNNCell, can_unroll
+from ..ops.initializers import zeros_initializer
+from ..ops.linalg import tensordot
+from ..ops.math import matmul
+from ..ops.variables import get_variable, variable_scope
+
+
+class OutputProjectionWrapper(RNNCell):
+    """``cell``'s outputs projected to ``output_size`` units (then ``activation`` if given); the
+    state is the cell's."""
+
+    def __init__(self, cell, output_size, activation=None, reuse=None):
+        if output_size < 1:
+            raise ValueError(f"Parameter output_size must be > 0: {output_size}.")
+        self._cell, self._output_size, self._activation = cell, int(output_size), activation
+        self._kernel = self._bias = None
+
+    @property
+    def state_size(self):
+        return self._cell.state_size
+
+    @property
+    def output_size(self):
+        return self._output_size
+
+    @property
+    def trainable_variables(self):
+        mine = [] if self._kernel is None else [self._kernel, self._bias]
+        return list(self._cell.trainable_variables) + mine
+
+    variables = trainable_variables
+
+    def _build(self, output):
+        if self._kernel is None:
+            units = output.shape.dims[-1]
+            self._kernel = get_variable("kernel", [units, self._output_size], dtype=output.dtype)
+            self._bias = get_variable("bias", [self._output_size], dtype=output.dtype,
+                                      initializer=zeros_initializer())
+
+    def _finish(self, projected):
+        return self._activation(projected) if self._activation else projected
+
+    def __call__(self, inputs, state, scope=None):
+        with variable_scope(scope or "output_projection_wrapper"):
+            output, new_state = self._cell(inputs, state)
+            self._build(output)
+            return self._finish(matmul(output, self._kernel) + self._bias), new_state
+
+    def can_unroll(self):
+        return can_unroll(self._cell)
+
+    def unroll(self, x, state=None, sequence_length=None):
+        """Every step's output (time-major [time, batch, units]) projected at once."""
+        with variable_scope("output_projection_wrapper"):
+            outputs, final = self._cell.unroll(x, state, sequence_length)
+            self._build(outputs)
+            return self._finish(tensordot(outputs, self._kernel, [[2], [0]]) + self._bias), final
