@@ -112,6 +112,11 @@ class FlagValues:
         object.__setattr__(self, "_parsed", True)
         return rest
 
+    def _parse_flags(self, args=None):
+        """TF 1.4's way to parse (before absl), which TF 1.4 programs call: the command line's
+        known flags; returns the arguments left over."""
+        return self(sys.argv if args is None else [sys.argv[0], *args], known_only=True)[1:]
+
     def is_parsed(self):
         return self._parsed
 
@@ -120,6 +125,10 @@ class FlagValues:
 
     def __getattr__(self, name):
         flags = self.__dict__["_flags"]
+        if name == "__flags":  # absl's dict of the flags by name, which TF1 programs print
+            if not self._parsed:
+                self(sys.argv, known_only=True)
+            return dict(flags)
         if name not in flags:
             raise AttributeError(name)
         if not self._parsed:

@@ -1,7 +1,8 @@
 """The parts of ``tf.contrib`` that TF1 programs use: ``contrib.data``, ``contrib.eager`` (the
 eager API), ``contrib.estimator.clip_gradients_by_norm``, ``contrib.opt.AdamWOptimizer``,
 ``contrib.rnn``, ``contrib.layers``, ``contrib.framework`` (``arg_scope``),
-``contrib.seq2seq``, ``contrib.legacy_seq2seq``, ``contrib.learn`` (``RunConfig``,
+``contrib.seq2seq``, ``contrib.legacy_seq2seq``, ``contrib.slim`` (its layers and
+``model_analyzer``), ``contrib.learn`` (``RunConfig``,
 ``preprocessing.VocabularyProcessor``), ``contrib.predictor`` (a SavedModel as a function), and
 three libraries of models: ``contrib.factorization`` (k-means), ``contrib.tensor_forest`` (random
 forests) and ``contrib.boosted_trees`` (gradient-boosted trees)."""
@@ -20,5 +21,6 @@ from . import (
     predictor,
     rnn,
     seq2seq,
+    slim,
     tensor_forest,
 )

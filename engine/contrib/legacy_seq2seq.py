@@ -12,10 +12,13 @@ from ..framework import dtypes as _dtypes
 from ..framework.graph import name_scope
 from ..nn.recurrent import static_rnn
 from ..ops.array import reshape, shape
-from ..ops.math import add_n, cast
-from ..ops.nn import sparse_softmax_cross_entropy_with_logits
-from ..ops.reduce import reduce_sum
-from ..ops.variables import get_variable_scope, variable_scope
+from ..ops.core import stop_gradient
+from ..ops.embedding_ops import embedding_lookup
+from ..ops.math import add_n, cast, matmul
+from ..ops.nn import bias_add, sparse_softmax_cross_entropy_with_logits
+from ..ops.reduce import argmax, reduce_sum
+from ..ops.variables import get_variable, get_variable_scope, variable_scope
+from .rnn_wrappers import EmbeddingWrapper, OutputProjectionWrapper
 
 
 def rnn_decoder(decoder_inputs, initial_state, cell, loop_function=None, scope=None):
@@ -56,6 +59,53 @@ def tied_rnn_seq2seq(encoder_inputs, decoder_inputs, cell, loop_function=None,
         get_variable_scope().reuse_variables()
         return rnn_decoder(decoder_inputs, enc_state, cell, loop_function=loop_function,
                            scope=scope)
+
+
+def _extract_argmax_and_embed(embedding, output_projection=None, update_embedding=True):
+    """The loop function feeding a decoder its previous output's most likely symbol, embedded
+    (projected first by ``output_projection`` = (W, b) if given)."""
+    def loop_function(prev, _):
+        if output_projection is not None:
+            prev = bias_add(matmul(prev, output_projection[0]), output_projection[1])
+        emb_prev = embedding_lookup(embedding, argmax(prev, 1))
+        return emb_prev if update_embedding else stop_gradient(emb_prev)
+    return loop_function
+
+
+def embedding_rnn_decoder(decoder_inputs, initial_state, cell, num_symbols, embedding_size,
+                          output_projection=None, feed_previous=False,
+                          update_embedding_for_previous=True, scope=None):
+    """``rnn_decoder`` over the decoder ids embedded in ``embedding_rnn_decoder/embedding``
+    [num_symbols, embedding_size]; with ``feed_previous`` each step after the first reads the
+    previous step's argmax symbol instead (greedy decoding)."""
+    with variable_scope(scope or "embedding_rnn_decoder"):
+        embedding = get_variable("embedding", [num_symbols, embedding_size])
+        loop_function = _extract_argmax_and_embed(
+            embedding, output_projection, update_embedding_for_previous) if feed_previous else None
+        emb_inp = [embedding_lookup(embedding, i) for i in decoder_inputs]
+        return rnn_decoder(emb_inp, initial_state, cell, loop_function=loop_function)
+
+
+def embedding_rnn_seq2seq(encoder_inputs, decoder_inputs, cell, num_encoder_symbols,
+                          num_decoder_symbols, embedding_size, output_projection=None,
+                          feed_previous=False, dtype=None, scope=None):
+    """A copy of ``cell`` in an ``EmbeddingWrapper`` encodes the encoder ids; its final state
+    starts ``embedding_rnn_decoder`` of ``cell`` with an ``OutputProjectionWrapper`` to
+    ``num_decoder_symbols`` logits (unless ``output_projection`` is given); scope
+    ``embedding_rnn_seq2seq``. ``feed_previous`` must be a Python bool here."""
+    if not isinstance(feed_previous, bool):
+        raise NotImplementedError("embedding_rnn_seq2seq: a tensor feed_previous (TF's cond "
+                                  "between the two decoders) is not supported")
+    with variable_scope(scope or "embedding_rnn_seq2seq"):
+        dtype = dtype or _dtypes.float32
+        encoder_cell = EmbeddingWrapper(copy.deepcopy(cell), embedding_classes=num_encoder_symbols,
+                                        embedding_size=embedding_size)
+        _, encoder_state = static_rnn(encoder_cell, encoder_inputs, dtype=dtype)
+        if output_projection is None:
+            cell = OutputProjectionWrapper(cell, num_decoder_symbols)
+        return embedding_rnn_decoder(decoder_inputs, encoder_state, cell, num_decoder_symbols,
+                                     embedding_size, output_projection=output_projection,
+                                     feed_previous=feed_previous)
 
 
 def sequence_loss_by_example(logits, targets, weights, average_across_timesteps=True,

@@ -1,16 +1,25 @@
-"""``tf.contrib.rnn.OutputProjectionWrapper``: a cell whose every output goes through a dense
-layer (TF 1.x ``contrib/rnn/python/ops/core_rnn_cell.py``): variables ``kernel`` [units,
-output_size] and ``bias`` (zeros) in the wrapper's scope ``output_projection_wrapper``, the
-wrapped cell's variables inside it (``rnn/output_projection_wrapper/basic_rnn_cell/kernel``).
-Over a whole sequence it unrolls when its cell does, projecting every step at once."""
+"""TF 1.x's cell wrappers of ``contrib/rnn/python/ops/core_rnn_cell.py``:
+
+- ``OutputProjectionWrapper``: every output goes through a dense layer: variables ``kernel``
+  [units, output_size] and ``bias`` (zeros) in the wrapper's scope
+  ``output_projection_wrapper``, the wrapped cell's variables inside it
+  (``rnn/output_projection_wrapper/basic_rnn_cell/kernel``). Over a whole sequence it unrolls
+  when its cell does, projecting every step at once.
+- ``EmbeddingWrapper``: the inputs are ids, looked up in ``embedding_wrapper/embedding``
+  [classes, size] (uniform in +-sqrt(3) unless the scope or ``initializer`` says otherwise)
+  before the cell reads them."""
 
 from __future__ import annotations
 
+import math
+
 from ..nn.rnn_cell import RNNCell, can_unroll
-from ..ops.initializers import zeros_initializer
+from ..ops.array import reshape
+from ..ops.embedding_ops import embedding_lookup
+from ..ops.initializers import random_uniform_initializer, zeros_initializer
 from ..ops.linalg import tensordot
 from ..ops.math import matmul
-from ..ops.variables import get_variable, variable_scope
+from ..ops.variables import get_variable, get_variable_scope, variable_scope
 
 
 class OutputProjectionWrapper(RNNCell):
@@ -63,3 +72,43 @@ class OutputProjectionWrapper(RNNCell):
             outputs, final = self._cell.unroll(x, state, sequence_length)
             self._build(outputs)
             return self._finish(tensordot(outputs, self._kernel, [[2], [0]]) + self._bias), final
+
+
+class EmbeddingWrapper(RNNCell):
+    """``cell`` reading ids: each step's ids [batch] (or [batch, 1]) embedded first."""
+
+    def __init__(self, cell, embedding_classes, embedding_size, initializer=None, reuse=None):
+        if embedding_classes <= 0 or embedding_size <= 0:
+            raise ValueError("Both embedding_classes and embedding_size must be > 0: "
+                             f"{embedding_classes}, {embedding_size}.")
+        self._cell, self._initializer = cell, initializer
+        self._classes, self._size = int(embedding_classes), int(embedding_size)
+        self._embedding = None
+
+    @property
+    def state_size(self):
+        return self._cell.state_size
+
+    @property
+    def output_size(self):
+        return self._cell.output_size
+
+    @property
+    def trainable_variables(self):
+        mine = [] if self._embedding is None else [self._embedding]
+        return mine + list(self._cell.trainable_variables)
+
+    variables = trainable_variables
+
+    def __call__(self, inputs, state, scope=None):
+        with variable_scope(scope or "embedding_wrapper"):
+            if self._embedding is None:
+                initializer = self._initializer or get_variable_scope().initializer or \
+                    random_uniform_initializer(-math.sqrt(3), math.sqrt(3))
+                first = state
+                while isinstance(first, tuple | list):
+                    first = first[0]
+                self._embedding = get_variable("embedding", [self._classes, self._size],
+                                               initializer=initializer, dtype=first.dtype)
+            embedded = embedding_lookup(self._embedding, reshape(inputs, [-1]))
+            return self._cell(embedded, state)

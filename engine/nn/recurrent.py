@@ -32,7 +32,8 @@ def _run(cell, x, initial_state, sequence_length, dtype):
                         f"zero_state and a call), got {type(cell).__name__}")
     if initial_state is None and dtype is None:
         raise ValueError("If there is no initial_state, you must give a dtype.")
-    if x.shape.ndims not in (None, 3):
+    # As TF: steps of rank 1 (ids for an EmbeddingWrapper) for a cell called step by step
+    if x.shape.ndims not in (None, 3) and not (x.shape.ndims == 2 and not can_unroll(cell)):
         raise ValueError(f"RNN inputs must be rank 3 ([batch, time, depth] or time-major), got "
                          f"shape {x.shape}")
     if can_unroll(cell):

@@ -12,8 +12,11 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
+
 from ..framework import dtypes as _dtypes
 from ..framework import protos
+from ..framework.example_protos import fields
 from ..framework.graph import GraphKeys, get_default_graph
 from ..framework.registry import apply
 from ..ops.core import convert_to_tensor
@@ -108,21 +111,62 @@ class HistogramProto:
                                 self.bucket_limit, self.bucket)
 
 
+class _Values(list):
+    """``Summary.value``: a list with protobuf's ``add(**fields)``."""
+
+    def add(self, **fields):
+        value = Summary.Value(**fields)
+        self.append(value)
+        return value
+
+
 class Summary:
     """``tf.Summary``, for summaries built in Python: ``Summary(value=[Summary.Value(tag="acc",
     simple_value=0.9)])`` (or ``histo=HistogramProto(...)``), passed to
-    ``FileWriter.add_summary``."""
+    ``FileWriter.add_summary``; ``ParseFromString`` reads a summary op's serialized value (TF's
+    cifar10_eval adds its own value to it: ``summary.value.add(tag=..., simple_value=...)``).
+    A parsed value's tag and simple_value are read; any other content (images, histograms,
+    tensors) is kept as it came and written back unchanged."""
 
     class Value:
         def __init__(self, tag="", simple_value=None, node_name=None, histo=None):
             self.tag, self.simple_value, self.histo = tag, simple_value, histo
+            self._wire = None  # the value as parsed, while tag and simple_value are unchanged
 
         def SerializeToString(self):  # noqa: N802 (protobuf's name)
+            if self._wire is not None and self._wire[0] == (self.tag, self.simple_value):
+                return self._wire[1]
             histo = self.histo.SerializeToString() if self.histo is not None else None
             return protos.summary_value(self.tag, self.simple_value, histo=histo)
 
+        @classmethod
+        def FromString(cls, data):  # noqa: N802
+            value = cls()
+            for number, wire, payload in fields(data):
+                if number == 1 and wire == 2:
+                    value.tag = bytes(payload).decode()
+                elif number == 2 and wire == 5:
+                    value.simple_value = float(np.frombuffer(payload, "<f4")[0])
+            value._wire = ((value.tag, value.simple_value), bytes(data))
+            return value
+
     def __init__(self, value=()):
-        self.value = list(value)
+        self.value = _Values(value)
 
     def SerializeToString(self):  # noqa: N802
         return protos.summary(v.SerializeToString() for v in self.value)
+
+    def ParseFromString(self, data):  # noqa: N802
+        """Replace this summary's values by those of the serialized ``Summary`` ``data``."""
+        if not isinstance(data, bytes | bytearray | np.bytes_):
+            raise TypeError(f"ParseFromString expects bytes, got {type(data).__name__}")
+        self.value = _Values(Summary.Value.FromString(payload)
+                             for number, wire, payload in fields(bytes(data))
+                             if number == 1 and wire == 2)
+        return len(data)
+
+    @classmethod
+    def FromString(cls, data):  # noqa: N802
+        summary = cls()
+        summary.ParseFromString(data)
+        return summary

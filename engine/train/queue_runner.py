@@ -4,7 +4,8 @@ TF runs each enqueue op of a queue runner in a loop in its own thread. Here a qu
 what fills its queue on demand (``engine/ops/queue_ops.py``): once started in a session, each
 time a dequeue finds its queue short, the runner's enqueue ops run there, one at a time, in
 turn. An enqueue that raises ``OutOfRangeError`` (its input is exhausted: a closed queue
-upstream, ``num_epochs`` reached) ends the runner and closes its queue, as TF's threads do;
+upstream, ``num_epochs`` reached) stops, as its TF thread does, and the runner closes its queue
+when the last of its enqueue ops has stopped;
 any other error surfaces from the ``sess.run`` that needed the element. The "threads"
 ``start_queue_runners`` returns are stand-ins for ``coord.join(threads)``: none runs.
 """
@@ -82,20 +83,29 @@ class QueueRunner:
         plan.run([])
 
     def _fill(self, state):
-        """Run one enqueue op in ``state`` if this runner was started there; False when it
-        added nothing (not started, or ended)."""
+        """Run the next enqueue op still running in ``state`` if this runner was started there;
+        False when it added nothing (not started, or ended). As TF's threads: an enqueue op
+        that raises ``OutOfRangeError`` stops (its thread ends); the queue is closed when the
+        last one has stopped (five readers of one file queue: one reads the file, four stop)."""
         progress = state.resources.get((self, "next"))
         if progress is None or progress < 0:
             return False
-        op = self._enqueue_ops[progress % len(self._enqueue_ops)]
-        try:
-            self._run(state, op)
-        except self._ended_by:
-            state.resources[(self, "next")] = -1
-            self._run(state, self._close_op)
-            return False
-        state.resources[(self, "next")] = progress + 1
-        return True
+        stopped = state.resources.setdefault((self, "stopped"), set())
+        n = len(self._enqueue_ops)
+        while len(stopped) < n:
+            i, progress = progress % n, progress + 1
+            if i in stopped:
+                continue
+            try:
+                self._run(state, self._enqueue_ops[i])
+            except self._ended_by:
+                stopped.add(i)
+                continue
+            state.resources[(self, "next")] = progress
+            return True
+        state.resources[(self, "next")] = -1
+        self._run(state, self._close_op)
+        return False
 
     def create_threads(self, sess, coord=None, daemon=False, start=False):
         """Start this runner in ``sess``: its queue is filled on demand from now on."""

@@ -242,3 +242,123 @@ def test_output_projection_wrapper_projects_every_output(activation):
     np.testing.assert_allclose(out, np.tanh(h @ k + b), rtol=1e-5, atol=1e-6)
     np.testing.assert_array_equal(final, h_final)
     assert out.shape == (2, 5, 2) and cell.output_size == 2 and cell.state_size == 4
+
+
+# -- tf.Summary parsed back ------------------------------------------------------------------------
+def test_summary_parses_a_summary_ops_value_and_adds_to_it():
+    # TF's cifar10_eval: summary.ParseFromString(sess.run(summary_op)); summary.value.add(...)
+    tf.summary.scalar("loss", tf.constant(2.5))
+    tf.summary.histogram("w", tf.constant([1.0, 2.0, 3.0]))
+    merged = tf.summary.merge_all()
+    with tf.Session() as sess:
+        data = sess.run(merged)
+    summary = tf.Summary()
+    summary.ParseFromString(data)
+    assert [(v.tag, v.simple_value) for v in summary.value] == [("loss", 2.5), ("w", None)]
+    assert summary.SerializeToString() == data  # the histogram kept as it came
+    summary.value.add(tag="Precision @ 1", simple_value=0.5)
+    # what TF 2.21's protobuf serialized for that value alone
+    assert tf.Summary(value=[summary.value[-1]]).SerializeToString() == \
+        b"\n\x14\n\rPrecision @ 1\x15\x00\x00\x00?"
+    again = tf.Summary.FromString(summary.SerializeToString())
+    assert [v.tag for v in again.value] == ["loss", "w", "Precision @ 1"]
+    assert tf.Summary.FromString(b"\n\x08\n\x01a\x15\x00\x00\xc0?").value[0].simple_value == 1.5
+    with pytest.raises(TypeError, match="expects bytes"):
+        summary.ParseFromString("text")
+
+
+# -- legacy_seq2seq.embedding_rnn_seq2seq --------------------------------------------------------
+def _ids(values):
+    return [tf.constant(np.array(v, np.int32)) for v in values]
+
+
+def test_embedding_rnn_seq2seq_names_and_greedy_feeding():
+    tf.set_random_seed(0)
+    encoder = _ids([[1, 2], [3, 4], [0, 5]])  # 3 steps, batch of 2
+    decoder = tf.placeholder(tf.int32, [4, 2])
+    cell = tf.nn.rnn_cell.BasicLSTMCell(5)
+    outputs, state = legacy_seq2seq.embedding_rnn_seq2seq(
+        encoder, tf.unstack(decoder), cell, num_encoder_symbols=6, num_decoder_symbols=7,
+        embedding_size=3)
+    with tf.variable_scope("greedy"):
+        greedy, _ = legacy_seq2seq.embedding_rnn_seq2seq(
+            encoder, tf.unstack(decoder), tf.nn.rnn_cell.BasicLSTMCell(5), 6, 7, 3,
+            feed_previous=True)
+    names = sorted(v.name for v in tf.trainable_variables() if not v.name.startswith("greedy"))
+    assert names == [  # TF 1.x's variable names
+        "embedding_rnn_seq2seq/embedding_rnn_decoder/embedding:0",
+        "embedding_rnn_seq2seq/embedding_rnn_decoder/rnn_decoder/output_projection_wrapper/"
+        "basic_lstm_cell/bias:0",
+        "embedding_rnn_seq2seq/embedding_rnn_decoder/rnn_decoder/output_projection_wrapper/"
+        "basic_lstm_cell/kernel:0",
+        "embedding_rnn_seq2seq/embedding_rnn_decoder/rnn_decoder/output_projection_wrapper/bias:0",
+        "embedding_rnn_seq2seq/embedding_rnn_decoder/rnn_decoder/output_projection_wrapper/"
+        "kernel:0",
+        "embedding_rnn_seq2seq/rnn/embedding_wrapper/basic_lstm_cell/bias:0",
+        "embedding_rnn_seq2seq/rnn/embedding_wrapper/basic_lstm_cell/kernel:0",
+        "embedding_rnn_seq2seq/rnn/embedding_wrapper/embedding:0"]
+    assert len(outputs) == 4 and outputs[0].shape.as_list() == [2, 7]
+    first = np.array([[1, 2], [3, 4], [5, 6], [0, 1]])
+    second = first.copy()
+    second[1:] = [[6, 6], [2, 2], [4, 0]]  # only the first decoder input is read when greedy
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        a, g_a = sess.run([outputs, greedy], {decoder: first})
+        b, g_b = sess.run([outputs, greedy], {decoder: second})
+    np.testing.assert_array_equal(g_a, g_b)
+    np.testing.assert_array_equal(a[0], b[0])
+    assert not np.allclose(a[1], b[1])  # teacher forcing reads every decoder input
+
+
+# -- a queue runner whose enqueue ops end one by one -------------------------------------------------
+def test_queue_runner_closes_its_queue_when_its_last_enqueue_op_ends(tmp_path):
+    # handson-ml chapter 12: five readers of one file queue; the first reads the whole file,
+    # the other four find the file queue closed and stop: every line still comes out (TF)
+    path = tmp_path / "my_test.csv"
+    path.write_text("x1, x2 , target\n1.,, 0\n4., 5. , 1\n7., 8. , 0\n")
+    filename_queue = tf.FIFOQueue(capacity=10, dtypes=[tf.string], shapes=[()])
+    filename = tf.placeholder(tf.string)
+    enqueue_filename, close_filename_queue = filename_queue.enqueue([filename]), \
+        filename_queue.close()
+    instance_queue = tf.RandomShuffleQueue(capacity=10, min_after_dequeue=2,
+                                           dtypes=[tf.float32, tf.int32], shapes=[[2], []])
+
+    def read_and_push_instance():
+        _, value = tf.TextLineReader(skip_header_lines=1).read(filename_queue)
+        x1, x2, target = tf.decode_csv(value, record_defaults=[[-1.], [-1.], [-1]])
+        return instance_queue.enqueue([tf.stack([x1, x2]), target])
+
+    runner = tf.train.QueueRunner(instance_queue, [read_and_push_instance() for _ in range(5)])
+    batch = instance_queue.dequeue_up_to(2)
+    rows = []
+    with tf.Session() as sess:
+        sess.run(enqueue_filename, feed_dict={filename: str(path)})
+        sess.run(close_filename_queue)
+        runner.create_threads(sess, coord=tf.train.Coordinator(), start=True)
+        with pytest.raises(tf.errors.OutOfRangeError):
+            while True:
+                features, targets = sess.run(batch)
+                rows.extend(zip(features.tolist(), targets.tolist()))
+    assert sorted(rows) == [([1.0, -1.0], 0), ([4.0, 5.0], 1), ([7.0, 8.0], 0)]
+
+
+# -- contrib.slim's model analyzer, FLAGS.__flags ----------------------------------------------------
+def test_slim_analyze_vars_prints_tf1s_table(capsys):
+    import engine.contrib.slim as slim
+    w = tf.get_variable("w", [3, 3, 1, 64])
+    b = tf.get_variable("b", [64], dtype=tf.float64)
+    assert slim.model_analyzer.analyze_vars([w, b], print_info=True) == (640, 576 * 4 + 64 * 8)
+    assert capsys.readouterr().out.splitlines() == [
+        "---------", "Variables: name (type shape) [size]", "---------",
+        "w:0 (float32 3x3x1x64) [576, bytes: 2304]", "b:0 (float64 64) [64, bytes: 512]",
+        "Total size of variables: 640", "Total bytes of variables: 2816"]
+    assert slim.arg_scope is tf.contrib.framework.arg_scope
+
+
+def test_flags_dunder_flags_is_the_dict_of_flags():
+    from engine.app.flags import DEFINE_integer, FlagValues
+    flags = FlagValues()
+    DEFINE_integer("epoch", 25, "Epoch to train", flag_values=flags)
+    flags(["prog", "--epoch=3"])
+    table = getattr(flags, "__flags")  # what `pp.pprint(FLAGS.__flags)` reads
+    assert list(table) == ["epoch"] and table["epoch"].value == 3
