@@ -120,11 +120,11 @@ def test_monotonic_mechanisms_step_is_their_formula(kind):
     h = np.tanh(np.concatenate([x, np.zeros([B, DM]), np.zeros([B, H])], 1)
                 @ values["basic_rnn_cell_kernel"] + values["basic_rnn_cell_bias"])
     if kind == "bahdanau":
-        v, g, b = (values["bahdanau_attention_attention_" + k] for k in "vgb")
+        v, g, b = (values["bahdanau_monotonic_attention_attention_" + k] for k in "vgb")
         q = h @ values["query_layer_kernel"]
         score = (g * v / np.sqrt((v ** 2).sum()) * np.tanh(keys + q[:, None] + b)).sum(2)
     else:
-        score = values["luong_attention_attention_g"] * np.einsum("bu,bmu->bm", h, keys)
+        score = values["luong_monotonic_attention_attention_g"] * np.einsum("bu,bmu->bm", h, keys)
     assert values[f"{kind}_monotonic_attention_attention_score_bias"] == -0.5
     p = 1 / (1 + np.exp(-np.where(mask, score - 0.5, -np.inf)))
     # from row 0: stop at row i with p_i times the chance of passing every row before it
@@ -132,3 +132,29 @@ def test_monotonic_mechanisms_step_is_their_formula(kind):
     np.testing.assert_allclose(alignments, expected, rtol=1e-6, atol=1e-12)
     np.testing.assert_allclose(attention, np.einsum("bm,bmd->bd", expected, mem), rtol=1e-6,
                                atol=1e-12)
+
+
+@pytest.mark.parametrize("mechanism, options, names", [
+    (seq2seq.BahdanauMonotonicAttention, {"normalize": True},
+     ["bahdanau_monotonic_attention/" + n for n in (
+         "query_layer/kernel", "attention_v", "attention_g", "attention_b",
+         "attention_score_bias")]),
+    (seq2seq.LuongMonotonicAttention, {"scale": True},
+     ["luong_monotonic_attention/attention_g", "luong_monotonic_attention/attention_score_bias"]),
+    (seq2seq.BahdanauAttention, {"normalize": True},
+     ["bahdanau_attention/" + n for n in (
+         "query_layer/kernel", "attention_v", "attention_g", "attention_b")]),
+    (seq2seq.LuongAttention, {"scale": True}, ["luong_attention/attention_g"]),
+])
+def test_mechanisms_variables_are_named_as_tf_names_them(mechanism, options, names):
+    """TF 1.15's mechanisms make the query layer and their variables in a scope of their own
+    (``bahdanau_monotonic_attention``...) inside the wrapper's, the memory layer outside it:
+    the names TF1 programs' checkpoints hold. Two steps of dynamic_rnn make them once."""
+    memory = tf.constant(np.ones((B, M, H)))
+    wrapper = seq2seq.AttentionWrapper(tf.nn.rnn_cell.BasicRNNCell(H),
+                                       mechanism(H, memory, **options))
+    tf.nn.dynamic_rnn(wrapper, tf.constant(np.ones((B, 2, H))), dtype=tf.float64)
+    inside = "rnn/attention_wrapper/"
+    assert [v.op.name for v in tf.global_variables()] == [
+        "memory_layer/kernel", inside + "basic_rnn_cell/kernel",
+        inside + "basic_rnn_cell/bias"] + [inside + n for n in names]

@@ -99,6 +99,16 @@ class _BaseAttentionMechanism(AttentionMechanism):
         self._batch_size = dims[0] if dims[0] is not None else shape(self._keys)[0]
         self._alignments_size = dims[1] if dims[1] is not None else shape(self._keys)[1]
 
+    def __call__(self, query, state):
+        """The alignments for ``query`` given the previous ones (``state``), twice (the next
+        state is the alignments). The score is made under a variable scope named as TF's
+        classes name theirs (``bahdanau_attention/``...), where the first call makes the query
+        layer's kernel and the mechanism's variables (checkpoints of TF1 programs match)."""
+        with variable_scope(None, self._scope_name):
+            score = self._score(query)
+        alignments = self._probability_fn(score, state)
+        return alignments, alignments
+
     @property
     def memory_layer(self):
         return self._memory_layer
@@ -140,6 +150,8 @@ class LuongAttention(_BaseAttentionMechanism):
     of ``num_units``; the query's depth must be ``num_units``), times ``attention_g`` (a
     learned scalar from 1) when ``scale``."""
 
+    _scope_name = "luong_attention"
+
     def __init__(self, num_units, memory, memory_sequence_length=None, scale=False,
                  probability_fn=None, score_mask_value=None, dtype=None,
                  custom_key_value_fn=None, name="LuongAttention"):
@@ -153,10 +165,6 @@ class LuongAttention(_BaseAttentionMechanism):
         self._num_units, self._scale, self._name = num_units, scale, name
         self._g = None
 
-    def __call__(self, query, state):
-        alignments = self._probability_fn(self._score(query), state)
-        return alignments, alignments
-
     def _score(self, query):
         depth, units = query.shape.dims[-1], self._keys.shape.dims[-1]
         if depth != units:
@@ -167,9 +175,8 @@ class LuongAttention(_BaseAttentionMechanism):
         score = squeeze(matmul(expand_dims(query, 1), self._keys, transpose_b=True), [1])
         if self._scale:
             if self._g is None:  # made at the first call, shared by the later ones
-                with variable_scope(None, "luong_attention"):
-                    self._g = get_variable("attention_g", shape=(), dtype=query.dtype,
-                                           initializer=ones_initializer())
+                self._g = get_variable("attention_g", shape=(), dtype=query.dtype,
+                                       initializer=ones_initializer())
             score = self._g * score
         return score
 
@@ -178,6 +185,8 @@ class BahdanauAttention(_BaseAttentionMechanism):
     """Bahdanau's additive attention: score = v . tanh(key + query_layer(query)), both layers
     Dense of ``num_units`` without bias; with ``normalize``, v is weight-normalized
     (g * v / |v|, g from sqrt(1 / num_units)) and a bias ``attention_b`` added in the tanh."""
+
+    _scope_name = "bahdanau_attention"
 
     def __init__(self, num_units, memory, memory_sequence_length=None, normalize=False,
                  probability_fn=None, score_mask_value=None, dtype=None,
@@ -194,18 +203,13 @@ class BahdanauAttention(_BaseAttentionMechanism):
 
     def _make_variables(self, dtype):
         units = self._keys.shape.dims[2]
-        with variable_scope(None, "bahdanau_attention"):
-            made = [get_variable("attention_v", [units], dtype=dtype)]
-            if self._normalize:
-                made.append(get_variable("attention_g", shape=(), dtype=dtype, initializer=(
-                    constant_initializer(math.sqrt(1.0 / units)))))
-                made.append(get_variable("attention_b", [units], dtype=dtype,
-                                         initializer=zeros_initializer()))
+        made = [get_variable("attention_v", [units], dtype=dtype)]
+        if self._normalize:
+            made.append(get_variable("attention_g", shape=(), dtype=dtype, initializer=(
+                constant_initializer(math.sqrt(1.0 / units)))))
+            made.append(get_variable("attention_b", [units], dtype=dtype,
+                                     initializer=zeros_initializer()))
         self._v = made
-
-    def __call__(self, query, state):
-        alignments = self._probability_fn(self._score(query), state)
-        return alignments, alignments
 
     def _score(self, query):
         processed = expand_dims(self._query_layer(query), 1)

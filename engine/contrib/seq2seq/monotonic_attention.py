@@ -26,7 +26,7 @@ from ...ops.cumulative import cumprod, cumsum
 from ...ops.initializers import random_normal
 from ...ops.math import cast, exp, log, sigmoid
 from ...ops.reduce import argmax
-from ...ops.variables import get_variable, variable_scope
+from ...ops.variables import get_variable
 from .attention_wrapper import BahdanauAttention, LuongAttention
 
 __all__ = ["BahdanauMonotonicAttention", "LuongMonotonicAttention", "hardmax",
@@ -109,17 +109,16 @@ class _Monotonic:
     def _score(self, query):
         score = super()._score(query)
         if self._score_bias is None:  # made at the first call, shared by the later ones
-            with variable_scope(None, self._bias_scope):
-                self._score_bias = get_variable(
-                    "attention_score_bias", dtype=score.dtype,
-                    initializer=np.array(self._score_bias_init, score.dtype.np))
+            self._score_bias = get_variable(
+                "attention_score_bias", dtype=score.dtype,
+                initializer=np.array(self._score_bias_init, score.dtype.np))
         return score + self._score_bias
 
 
 class BahdanauMonotonicAttention(_Monotonic, BahdanauAttention):
     """Bahdanau's score plus ``attention_score_bias``, monotonic alignments (see the module)."""
 
-    _bias_scope = "bahdanau_monotonic_attention"
+    _scope_name = "bahdanau_monotonic_attention"
 
     def __init__(self, num_units, memory, memory_sequence_length=None, normalize=False,
                  score_mask_value=None, sigmoid_noise=0., sigmoid_noise_seed=None,
@@ -135,7 +134,7 @@ class BahdanauMonotonicAttention(_Monotonic, BahdanauAttention):
 class LuongMonotonicAttention(_Monotonic, LuongAttention):
     """Luong's score plus ``attention_score_bias``, monotonic alignments (see the module)."""
 
-    _bias_scope = "luong_monotonic_attention"
+    _scope_name = "luong_monotonic_attention"
 
     def __init__(self, num_units, memory, memory_sequence_length=None, scale=False,
                  score_mask_value=None, sigmoid_noise=0., sigmoid_noise_seed=None,
