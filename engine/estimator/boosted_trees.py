@@ -18,6 +18,8 @@ name: ``numeric_column`` features (TF buckets them by a quantile sketch over the
 
 from __future__ import annotations
 
+import inspect
+
 from ..feature_column.feature_column import BucketizedColumn, IndicatorColumn, NumericColumn
 from ..framework import dtypes as _dtypes
 from ..framework.graph import control_dependencies
@@ -138,6 +140,8 @@ def _bt_model_fn(features, labels, mode, head, columns, hparams, weight_column):
 
 
 class _BoostedTreesBase(Estimator):
+    """What both canned estimators do past making their head (their signatures are TF's)."""
+
     def __init__(self, head, feature_columns, n_batches_per_layer, model_dir, weight_column,
                  n_trees, max_depth, learning_rate, l1_regularization, l2_regularization,
                  tree_complexity, min_node_weight, config, center_bias, pruning_mode,
@@ -161,6 +165,13 @@ class _BoostedTreesBase(Estimator):
         self._sorted_feature_columns = columns
 
 
+def _base_arguments(given):
+    """The arguments of ``_BoostedTreesBase`` picked by name from a subclass's ``locals()`` (its
+    head and TF's arguments): the list is written once, in the base's signature."""
+    names = tuple(inspect.signature(_BoostedTreesBase.__init__).parameters)[1:]
+    return {name: given[name] for name in names}
+
+
 class BoostedTreesClassifier(_BoostedTreesBase):
     """``tf.estimator.BoostedTreesClassifier`` (binary; see the module's doc)."""
 
@@ -175,10 +186,7 @@ class BoostedTreesClassifier(_BoostedTreesBase):
         head = Head("binary", n_classes=2, weight_column=weight_column,
                     label_vocabulary=label_vocabulary,
                     loss_reduction=Reduction.SUM_OVER_BATCH_SIZE)
-        super().__init__(head, feature_columns, n_batches_per_layer, model_dir, weight_column,
-                         n_trees, max_depth, learning_rate, l1_regularization,
-                         l2_regularization, tree_complexity, min_node_weight, config,
-                         center_bias, pruning_mode, quantile_sketch_epsilon, train_in_memory)
+        super().__init__(**_base_arguments(locals()))
 
 
 class BoostedTreesRegressor(_BoostedTreesBase):
@@ -194,7 +202,4 @@ class BoostedTreesRegressor(_BoostedTreesBase):
                              f"given as {label_dimension}")
         head = Head("regression", label_dimension=1, weight_column=weight_column,
                     loss_reduction=Reduction.SUM_OVER_BATCH_SIZE)
-        super().__init__(head, feature_columns, n_batches_per_layer, model_dir, weight_column,
-                         n_trees, max_depth, learning_rate, l1_regularization,
-                         l2_regularization, tree_complexity, min_node_weight, config,
-                         center_bias, pruning_mode, quantile_sketch_epsilon, train_in_memory)
+        super().__init__(**_base_arguments(locals()))
