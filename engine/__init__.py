@@ -100,6 +100,7 @@ from .ops.array import (  # noqa: F401
     concat,
     expand_dims,
     one_hot,
+    rank,  # noqa: F401
     reshape,
     reverse,
     reverse_sequence,
@@ -110,6 +111,22 @@ from .ops.array import (  # noqa: F401
     stack,
     transpose,
     unstack,
+)
+from .ops.assertions import (  # noqa: F401
+    Assert,
+    assert_equal,
+    assert_greater,
+    assert_greater_equal,
+    assert_less,
+    assert_less_equal,
+    assert_negative,
+    assert_non_negative,
+    assert_non_positive,
+    assert_none_equal,
+    assert_positive,
+    assert_rank,
+    assert_scalar,
+    assert_type,
 )
 from .ops.broadcast_ops import (  # noqa: F401
     broadcast_dynamic_shape,

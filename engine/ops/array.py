@@ -500,6 +500,8 @@ register("Shape", lambda x, out_type: np.array(x.shape, dtype=out_type.np),
          lambda inputs, out_type: [(out_type, TensorShape([inputs[0].shape.ndims]))])
 register("Size", lambda x, out_type: np.array(x.size, dtype=out_type.np),
          lambda inputs, out_type: [(out_type, TensorShape([]))])
+register("Rank", lambda x: np.array(np.ndim(x), dtype=np.int32),
+         lambda inputs: [(_dtypes.int32, TensorShape([]))])
 
 
 @export("shape")
@@ -510,3 +512,12 @@ def shape(input, name="Shape", out_type=_dtypes.int32):  # noqa: A002
 @export("size")
 def size(input, name="Size", out_type=_dtypes.int32):  # noqa: A002
     return apply("Size", [convert_to_tensor(input)], name=name, out_type=_dtypes.as_dtype(out_type))
+
+
+def rank(input, name=None):  # noqa: A002
+    """The number of dimensions of ``input`` as an int32 scalar: a constant where its static
+    rank is known (TF's ``rank_internal(optimize=True)``), else a Rank op."""
+    x = convert_to_tensor(input)
+    if x.shape.ndims is not None:
+        return convert_to_tensor(np.int32(x.shape.ndims), name=name or "Rank")
+    return apply("Rank", [x], name=name or "Rank")

@@ -14,7 +14,7 @@ from ..framework.registry import apply, register
 from .core import convert_to_tensor
 
 
-def _summarize(value, limit):
+def summarize_value(value, limit):
     """TF's Tensor::SummarizeValue (PrintOneDim): the first ``limit`` values, brackets around
     each row of the dimensions above the last, "..." where values were left out."""
     value = np.asarray(value)
@@ -68,7 +68,7 @@ def _print_forward(state, op, x, *data):
     op._print_runs = runs + 1
     if a["first_n"] is None or a["first_n"] < 0 or runs < a["first_n"]:
         limit = 3 if a["summarize"] is None else a["summarize"]
-        sys.stderr.write(a["message"] + "".join(f"[{_summarize(d, limit)}]" for d in data)
+        sys.stderr.write(a["message"] + "".join(f"[{summarize_value(d, limit)}]" for d in data)
                          + "\n")
         sys.stderr.flush()
     return x

@@ -219,7 +219,8 @@ def strided_slice(input_, begin, end=None, strides=None, begin_mask=0, end_mask=
                  new_axis_mask=new_axis_mask, shrink_axis_mask=shrink_axis_mask)
     begin = known_sizes(begin)
     if strides is None:  # TF: ones_like(begin)
-        strides = ones_like(begin) if isinstance(begin, Tensor) else [1] * len(np.ravel(begin))
+        strides = ones_like(begin) if isinstance(begin, Tensor) else [1] * len(
+            begin if isinstance(begin, list | tuple) else np.ravel(begin))  # ints and tensors
     spec = [begin, known_sizes(end), known_sizes(strides)]
     if any(isinstance(v, Tensor) or any(isinstance(e, Tensor) for e in v) for v in spec):
         return apply("DynamicStridedSlice",

@@ -182,3 +182,14 @@ def test_eager_tensors_as_bounds_and_sizes():
         assert tf.tile(x, tf.stack([1, i + 1])).shape.as_list() == [3, 8]
         np.testing.assert_array_equal(tf.broadcast_to(tf.constant([1.0, 2.0]), [2, 2]).numpy(),
                                       [[1, 2], [1, 2]])
+
+
+def test_strided_slice_of_bounds_mixing_ints_and_tensors_without_strides():
+    """PTB's reader: tf.strided_slice(data, [0, i * n], [b, (i + 1) * n]) with strides left out
+    (TF: ones like begin) reads the window at the run-time step i."""
+    with tf.Graph().as_default():
+        data = tf.constant(np.arange(20).reshape(2, 10))
+        i = tf.placeholder(tf.int32, [])
+        x = tf.strided_slice(data, [0, i * 3], [2, (i + 1) * 3])
+        with tf.Session() as sess:
+            np.testing.assert_array_equal(sess.run(x, {i: 2}), [[6, 7, 8], [16, 17, 18]])

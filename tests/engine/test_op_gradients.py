@@ -781,6 +781,8 @@ NON_DIFFERENTIABLE: dict[str, Callable] = {
             np.array([1, 3], np.int64), [2])), [3, -1]).indices,
     "SparseAddGrad": lambda x: apply("SparseAddGrad", [x[0], tf.constant([2, -1], tf.int64)]),
     "Size": tf.size,
+    "Rank": lambda x: apply("Rank", [x]),
+    "Assert": lambda x: (tf.Assert(tf.reduce_all(tf.is_finite(x)), [x]), tf.constant(0.0))[1],
     "Range": lambda x: tf.range(0.0, tf.reduce_sum(x * x) + 3.0, 1.0),
     "ScalarSummary": lambda x: tf.size(tf.summary.scalar("s", tf.reduce_sum(x))),
     "HistogramSummary": lambda x: tf.size(tf.summary.histogram("h", x)),
