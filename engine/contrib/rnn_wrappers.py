@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 
-from ..nn.rnn_cell import RNNCell, can_unroll
+from ..nn.rnn_cell import RNNCellWrapper, can_unroll
 from ..ops.array import reshape
 from ..ops.embedding_ops import embedding_lookup
 from ..ops.initializers import random_uniform_initializer, zeros_initializer
@@ -22,7 +22,7 @@ from ..ops.math import matmul
 from ..ops.variables import get_variable, get_variable_scope, variable_scope
 
 
-class OutputProjectionWrapper(RNNCell):
+class OutputProjectionWrapper(RNNCellWrapper):
     """``cell``'s outputs projected to ``output_size`` units (then ``activation`` if given); the
     state is the cell's."""
 
@@ -33,10 +33,6 @@ class OutputProjectionWrapper(RNNCell):
         self._kernel = self._bias = None
 
     @property
-    def state_size(self):
-        return self._cell.state_size
-
-    @property
     def output_size(self):
         return self._output_size
 
@@ -44,8 +40,6 @@ class OutputProjectionWrapper(RNNCell):
     def trainable_variables(self):
         mine = [] if self._kernel is None else [self._kernel, self._bias]
         return list(self._cell.trainable_variables) + mine
-
-    variables = trainable_variables
 
     def _build(self, output):
         if self._kernel is None:
@@ -74,7 +68,7 @@ class OutputProjectionWrapper(RNNCell):
             return self._finish(tensordot(outputs, self._kernel, [[2], [0]]) + self._bias), final
 
 
-class EmbeddingWrapper(RNNCell):
+class EmbeddingWrapper(RNNCellWrapper):
     """``cell`` reading ids: each step's ids [batch] (or [batch, 1]) embedded first."""
 
     def __init__(self, cell, embedding_classes, embedding_size, initializer=None, reuse=None):
@@ -86,19 +80,9 @@ class EmbeddingWrapper(RNNCell):
         self._embedding = None
 
     @property
-    def state_size(self):
-        return self._cell.state_size
-
-    @property
-    def output_size(self):
-        return self._cell.output_size
-
-    @property
     def trainable_variables(self):
         mine = [] if self._embedding is None else [self._embedding]
         return mine + list(self._cell.trainable_variables)
-
-    variables = trainable_variables
 
     def __call__(self, inputs, state, scope=None):
         with variable_scope(scope or "embedding_wrapper"):

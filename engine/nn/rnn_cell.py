@@ -79,6 +79,28 @@ class RNNCell:
         raise NotImplementedError
 
 
+class RNNCellWrapper(RNNCell):
+    """A cell around another (``self._cell``): its state size, output size and variables are
+    the wrapped cell's unless the wrapper adds its own (TF's ``_RNNCellWrapperV1``);
+    ``variables`` is ``trainable_variables``, as for TF's cells."""
+
+    @property
+    def state_size(self):
+        return self._cell.state_size
+
+    @property
+    def output_size(self):
+        return self._cell.output_size
+
+    @property
+    def trainable_variables(self):
+        return self._cell.trainable_variables
+
+    @property
+    def variables(self):
+        return self.trainable_variables
+
+
 class _FusedCell(RNNCell):
     """A cell whose step is the ``rnn`` op's ``cell`` (``_cell``: 'tanh' or 'lstm'); with
     another ``activation`` (or, for ``LSTMCell``, peepholes, clipping or a projection) it is
@@ -451,7 +473,7 @@ def _enumerated_map(fn, structure):
     return build(structure)
 
 
-class DropoutWrapper(RNNCell):
+class DropoutWrapper(RNNCellWrapper):
     """``cell`` with dropout on its inputs, outputs and (each step) its state, applied only
     where a keep probability is not the constant 1.0 (so ``keep_prob`` may be a placeholder
     fed 1.0 for evaluation). The state filter (``dropout_state_filter_visitor``) by default
@@ -496,20 +518,6 @@ class DropoutWrapper(RNNCell):
             return None
         text = f"{self._seed}{salt_prefix}_{index}"
         return int(hashlib.md5(text.encode()).hexdigest()[:8], 16) & 0x7FFFFFFF
-
-    @property
-    def state_size(self):
-        return self._cell.state_size
-
-    @property
-    def output_size(self):
-        return self._cell.output_size
-
-    @property
-    def trainable_variables(self):
-        return self._cell.trainable_variables
-
-    variables = trainable_variables
 
     def _drop(self, values, which, drop=None):
         """Dropout of the structure ``values`` (``which``: 0 inputs, 1 outputs, 2 state) where
