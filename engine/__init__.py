@@ -21,6 +21,7 @@ from . import (  # noqa: F401
     compat,
     contrib,
     data,
+    debugging,
     estimator,
     feature_column,
     image,

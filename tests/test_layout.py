@@ -21,7 +21,7 @@ RANKS = {
     "runtime": 3,
     "nn": 4, "app": 4, "summary": 4, "metrics": 4, "data": 4, "losses": 4, "image": 4,
     "control_flow": 4,
-    "math": 4, "linalg": 4, "compat": 4, "test": 4,
+    "math": 4, "linalg": 4, "debugging": 4, "compat": 4, "test": 4,
     "layers": 5, "feature_column": 5,
     "train": 6,
     "estimator": 7, "saved_model": 7,

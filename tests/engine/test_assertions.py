@@ -104,3 +104,11 @@ def test_eager_checks_raise_at_once():
                                                                  r"\[1.5\]$"):
             tf.Assert(tf.constant(False), ["bad", tf.constant([1.5])])
         tf.Assert(tf.constant(True), ["fine"])
+
+
+def test_the_checks_under_tf_debugging():
+    """TF 1.13+'s namespace: the same functions, so a failing check there fails the run."""
+    x = tf.placeholder(tf.int32, [None])
+    assert tf.debugging.assert_equal is tf.assert_equal
+    assert tf.debugging.check_numerics is tf.check_numerics
+    assert "x == y" in _run_error(tf.debugging.assert_equal(x, 1), {x: [1, 2]})
