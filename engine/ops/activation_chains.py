@@ -29,6 +29,7 @@ import numpy as np
 
 from ..framework import jit, threads, workers
 from ..framework.registry import register_chain
+from .windows_compiled import maximum_value, tiled_row
 
 #: runs of a chain in a process before its compiled loop is used (a short run never compiles)
 WARM_RUNS = 50
@@ -55,12 +56,9 @@ def _relu_value(v, zero):
 def _bias_relu(x, b, out):
     """``out = relu(x + b)`` over flat C-contiguous arrays of rows of ``b.size`` values, sixteen
     rows at a time against ``b`` repeated (a run the loop vectorizes)."""
-    c = b.size
-    run = 16 * c
+    run = 16 * b.size
     zero = x.dtype.type(0)
-    tiled = np.empty(run, b.dtype)
-    for k in range(run):
-        tiled[k] = b[k % c]
+    tiled = tiled_row(b, run)
     blocks = x.size // run
     for q in range(blocks):
         src = x[q * run:(q + 1) * run]
@@ -73,11 +71,6 @@ def _bias_relu(x, b, out):
         dst[k] = _relu_value(src[k] + tiled[k], zero)
 
 
-def _maximum(a, b):
-    """``np.maximum(a, b)`` of two floats: a NaN wins (the first if both are), ties give b."""
-    return a if (a > b) | (a != a) else b
-
-
 def _bias_relu_pool(x, b, r, y):
     """``r = relu(x + b)`` (NHWC, even height and width) and ``y`` its 2x2 max pool, a pair of
     image rows at a time: the rows' relu values, then their windows' maxima in pooling.py's tap
@@ -86,9 +79,7 @@ def _bias_relu_pool(x, b, r, y):
     oh, ow = y.shape[1], y.shape[2]
     zero = x.dtype.type(0)
     run = w * c
-    tiled = np.empty(run, b.dtype)
-    for k in range(run):
-        tiled[k] = b[k % c]
+    tiled = tiled_row(b, run)
     for i in range(n):
         for yo in range(oh):
             xt, xb = x[i, 2 * yo].reshape(run), x[i, 2 * yo + 1].reshape(run)
@@ -103,7 +94,8 @@ def _bias_relu_pool(x, b, r, y):
                 b0, b1 = rb[2 * xo * c:(2 * xo + 1) * c], rb[(2 * xo + 1) * c:(2 * xo + 2) * c]
                 dst = out[xo * c:(xo + 1) * c]
                 for ch in range(c):
-                    dst[ch] = _maximum(_maximum(_maximum(t0[ch], t1[ch]), b0[ch]), b1[ch])
+                    top = maximum_value(t0[ch], t1[ch])
+                    dst[ch] = maximum_value(maximum_value(top, b0[ch]), b1[ch])
 
 
 def _pool_relu_grad(x, y, dy, dz, acc, summed):
@@ -156,7 +148,7 @@ def _relu_grad_sum(g, y, out, acc):
             acc[ch] += v
 
 
-_HELPERS = {"_relu_value": _relu_value, "_maximum": _maximum}
+_HELPERS = {"_relu_value": _relu_value, "maximum_value": maximum_value, "tiled_row": tiled_row}
 
 
 class _Loop(jit.WarmKernel):

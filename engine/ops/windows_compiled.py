@@ -164,9 +164,20 @@ def _max_pool_grad(x, y, dy, kh, kw, pt, pl, sh, sw, tiled, first, dx):
                             dx[b, yo * sh + i - pt, xo * sw + j - pl, ch] += dy[b, yo, xo, ch]
 
 
-def _maximum(a, b):
-    """``np.maximum(a, b)`` of two floats: a NaN wins (the first if both are), ties give b."""
+def maximum_value(a, b):
+    """``np.maximum(a, b)`` of two floats: a NaN wins (the first if both are), ties give b
+    (also a helper of activation_chains' loops)."""
     return a if (a > b) | (a != a) else b
+
+
+def tiled_row(b, run):
+    """``b`` repeated to ``run`` values (a multiple of ``b.size``): the bias row the add loops
+    read against a run of image rows, so that the loop over the run vectorizes."""
+    c = b.size
+    tiled = np.empty(run, b.dtype)
+    for k in range(run):
+        tiled[k] = b[k % c]
+    return tiled
 
 
 def _max_pool_2x2(x, y, row):
@@ -184,7 +195,7 @@ def _max_pool_2x2(x, y, row):
             bottom = x[b, 2 * yo + 1].reshape(w * c)
             top_right, bottom_right = top[c:], bottom[c:]
             for k in range(run):
-                row[k] = _maximum(_maximum(_maximum(top[k], top_right[k]), bottom[k]),
+                row[k] = maximum_value(maximum_value(maximum_value(top[k], top_right[k]), bottom[k]),
                                   bottom_right[k])
             out = y[b, yo].reshape(ow * c)
             for xo in range(ow):
@@ -244,11 +255,8 @@ def _add_rows(a, b, out):
     times, a run that the loop vectorizes; numpy's broadcast loops over one row of a few values
     at a time (LeNet's [64, 24, 24, 6] + [6]: 120 -> 20 us). One addition per element, in
     numpy's operand order: the same bits."""
-    c = b.size
-    run = 16 * c
-    tiled = np.empty(run, b.dtype)
-    for k in range(run):
-        tiled[k] = b[k % c]
+    run = 16 * b.size
+    tiled = tiled_row(b, run)
     blocks = a.size // run
     for q in range(blocks):
         src = a[q * run:(q + 1) * run]
@@ -283,7 +291,7 @@ _KERNELS = {"im2col_taps": _im2col_taps, "col2im": _col2im,
             "max_pool_grad": _max_pool_grad, "max_pool_2x2": _max_pool_2x2,
             "max_pool_grad_2x2": _max_pool_grad_2x2, "sum_rows": _sum_rows, "add_rows": _add_rows,
             "relu": _relu, "relu_grad": _relu_grad}
-_HELPERS = {"_valid": _valid, "_maximum": _maximum}
+_HELPERS = {"_valid": _valid, "maximum_value": maximum_value, "tiled_row": tiled_row}
 
 
 class _Split(NamedTuple):
